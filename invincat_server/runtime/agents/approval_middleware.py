@@ -1,0 +1,148 @@
+"""Tool approval as a LangGraph interrupt, raised after the model proposes tool calls.
+
+All calls of one model response that need a person are asked in one interrupt (a batch);
+each has its own approval id, so front ends can resolve them one by one. The interrupt is
+checkpointed, so a pending approval survives a restart and can be resolved later.
+
+The resume value is `{"decisions": {tool_call_id: Decision}}`. Rejected calls get a
+ToolMessage carrying the user's message instead of running; edited calls run with the
+edited arguments (the AI message is rewritten so the model sees what actually ran).
+'Always' rules are stored here, after the decision, so the re-executed node computes the
+same set of requests it interrupted with.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from invincat_server.runtime.approvals import ApprovalPolicy, Decision, always_options
+from invincat_server.runtime.errors import ModelOutputError
+from invincat_server.runtime.events import ApprovalRequested
+from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
+from invincat_server.runtime.tools.documents import DocumentSource
+from invincat_server.runtime.tools.edits import EditError
+from invincat_server.runtime.tools.preview import preview_change
+
+_APPROVAL_NS = uuid.UUID("6f1c2a9e-5b1d-4c59-9a53-2f0e7b8f4d11")
+INTERRUPT_KIND = "tool_approval"
+
+
+def approval_id_for(thread_id: str, message_id: str, tool_call_id: str) -> str:
+    """Stable across the node's re-execution on resume, unique per thread and call."""
+    return "ap_" + uuid.uuid5(_APPROVAL_NS, f"{thread_id}/{message_id}/{tool_call_id}").hex[:16]
+
+
+def _describe(tool: str, args: dict[str, Any]) -> str:
+    if tool == "execute":
+        return f"Run shell command: {args.get('command', '')}"
+    if tool == "write_file":
+        return f"Write file {args.get('path', '')}"
+    if tool == "edit_file":
+        return f"Edit file {args.get('path', '')}"
+    return f"Call {tool} with {json.dumps(args, ensure_ascii=False)[:200]}"
+
+
+class ApprovalMiddleware(AgentMiddleware):
+    """Asks a person before risky tool calls run, per `ApprovalPolicy`."""
+
+    def __init__(self, policy: ApprovalPolicy, workspace: Workspace, documents: DocumentSource):
+        super().__init__()
+        self.policy = policy
+        self.workspace = workspace
+        self.documents = documents
+
+    def _request(
+        self, thread_id: str, message_id: str, call: dict[str, Any]
+    ) -> ApprovalRequested | None:
+        name, args = call["name"], call["args"]
+        path = diff = proposed = None
+        try:
+            change = preview_change(self.workspace, self.documents, name, args)
+        except (WorkspaceError, EditError):
+            # The call cannot succeed (outside the workspace, edit text not found): let the
+            # tool report the error to the model instead of asking the user to approve it.
+            return None
+        if change is not None:
+            path, diff, proposed = change.path, change.diff, change.new_text
+        return ApprovalRequested(
+            approval_id=approval_id_for(thread_id, message_id, call["id"]),
+            thread_id=thread_id,
+            tool_call_id=call["id"],
+            tool_name=name,
+            args=args,
+            description=_describe(name, args),
+            path=path,
+            diff=diff,
+            proposed_text=proposed,
+            always_options=always_options(name, args, self.workspace.root),
+        )
+
+    async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        messages = state["messages"]
+        last = messages[-1] if messages else None
+        if not isinstance(last, AIMessage):
+            return None
+        if last.invalid_tool_calls:
+            bad = last.invalid_tool_calls[0]
+            raise ModelOutputError(
+                f"The model sent malformed arguments for tool `{bad.get('name') or '?'}` "
+                f"({bad.get('error') or 'not valid JSON'}): {str(bad.get('args'))[:200]}"
+            )
+        if not last.tool_calls:
+            return None
+        thread_id = str(get_config().get("configurable", {}).get("thread_id", ""))
+        requests = []
+        for call in last.tool_calls:
+            if self.policy.needs_approval(call["name"], call["args"]):
+                request = self._request(thread_id, last.id or "", dict(call))
+                if request is not None:
+                    requests.append(request)
+        if not requests:
+            return None
+
+        batch_id = requests[0].approval_id
+        answer = interrupt(
+            {
+                "kind": INTERRUPT_KIND,
+                "batch_id": batch_id,
+                "requests": [r.to_json_dict() for r in requests],
+            }
+        )
+        decisions = {k: Decision.model_validate(v) for k, v in answer["decisions"].items()}
+        by_call = {r.tool_call_id: r for r in requests}
+        new_calls = []
+        rejections: list[ToolMessage] = []
+        for call in last.tool_calls:
+            decision = decisions.get(call["id"])
+            request = by_call.get(call["id"])
+            if decision is None or request is None:
+                new_calls.append(call)
+                continue
+            if decision.type == "reject":
+                note = f"The user rejected this {call['name']} call; it did not run."
+                if decision.message:
+                    note += f" The user said: {decision.message}"
+                rejections.append(
+                    ToolMessage(
+                        content=note, tool_call_id=call["id"], name=call["name"], status="error"
+                    )
+                )
+                new_calls.append(call)
+            elif decision.type == "edit":
+                new_calls.append({**call, "args": dict(decision.edited_args or {})})
+            else:
+                if decision.type == "approve_always":
+                    for option in request.always_options:
+                        if option.scope == decision.scope:
+                            self.policy.remember(option)
+                new_calls.append(call)
+        updated = last.model_copy(update={"tool_calls": new_calls})
+        return {"messages": [updated, *rejections]}

@@ -1,0 +1,49 @@
+"""The main coding agent: `create_agent` with Invincat's middleware stack."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
+from invincat_server.runtime.agents.history_repair import HistoryRepairMiddleware
+
+
+def system_prompt(workspace_root: str) -> str:
+    return (
+        "You are Invincat, a careful AI coding assistant working in the user's project at "
+        f"{workspace_root}.\n"
+        "- Use the tools to inspect files before changing them; prefer small, exact edits "
+        "with edit_file over rewriting whole files.\n"
+        "- Paths are relative to the project root; tools cannot reach outside it.\n"
+        "- Writes and shell commands are shown to the user for approval. If the user rejects "
+        "a call, do not retry it unchanged: follow their message or ask what they want.\n"
+        "- Be concise: say what you changed and how you checked it."
+    )
+
+
+def build_main_agent(
+    *,
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    approvals: ApprovalMiddleware,
+    checkpointer: BaseCheckpointSaver,
+    workspace_root: str,
+    extra_middleware: Sequence[AgentMiddleware] = (),
+) -> Any:
+    """Compile the main agent graph. Order matters: history repair wraps every model call,
+    approvals run after every model response before any tool executes."""
+    return create_agent(
+        model=model,
+        tools=list(tools),
+        system_prompt=system_prompt(workspace_root),
+        middleware=[HistoryRepairMiddleware(), approvals, *extra_middleware],
+        checkpointer=checkpointer,
+        name="invincat",
+    )

@@ -1,0 +1,203 @@
+"""Approval decisions, 'always allow' rules and the default policy.
+
+Default policy (docs/protocol.md): reads and searches inside the workspace run freely;
+writes, `execute`, `web_fetch`, MCP tools and `task` ask first. An `approve_always`
+decision adds a rule scoped to the session (this process) or the workspace (persisted in
+`$INVINCAT_HOME/approvals.json`, outside the project so the agent cannot grant itself
+permissions by writing a project file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from invincat_server.runtime.events import AlwaysOption
+
+FREE_TOOLS = frozenset({"read_file", "ls", "glob", "grep", "write_todos", "ask_user"})
+FILE_WRITE_TOOLS = frozenset({"write_file", "edit_file"})
+# A command containing any of these could chain or substitute another command, so a
+# prefix rule never covers it (`pytest; rm -rf ~` must not ride on "always allow pytest").
+_SHELL_CONTROL = re.compile(r"[;&|`$<>\n\r()]")
+# Multi-word CLIs whose first argument is the real action (`git push` vs `git status`).
+_SUBCOMMAND_TOOLS = frozenset(
+    {"git", "npm", "npx", "pnpm", "yarn", "cargo", "go", "uv", "pip", "poetry", "make", "docker"}
+)
+
+
+class DecisionError(ValueError):
+    """A decision that cannot be applied; the message says what is wrong."""
+
+
+class Decision(BaseModel):
+    """A person's answer to one approval request."""
+
+    type: Literal["approve", "approve_always", "reject", "edit"]
+    scope: Literal["session", "workspace"] | None = None
+    message: str | None = None
+    edited_args: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _check_fields(self) -> Decision:
+        if self.type == "approve_always" and self.scope is None:
+            raise ValueError("approve_always needs scope: 'session' or 'workspace'")
+        if self.type == "edit" and self.edited_args is None:
+            raise ValueError("edit needs edited_args: the full argument object to run instead")
+        return self
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> Decision:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(err["msg"] for err in exc.errors())
+            raise DecisionError(f"Invalid decision: {problems}") from exc
+
+    def describe(self) -> str:
+        if self.type == "approve_always":
+            return f"approve_always ({self.scope})"
+        return self.type
+
+
+class Rule(BaseModel):
+    """Allow `tool` without asking; for `execute`, only commands starting with a prefix."""
+
+    tool: str
+    command_prefix: str | None = None
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
+
+    def matches(self, tool: str, args: dict[str, Any]) -> bool:
+        if tool != self.tool and not (self.tool == "file_writes" and tool in FILE_WRITE_TOOLS):
+            return False
+        if self.command_prefix is None:
+            return True
+        command = str(args.get("command", "")).strip()
+        if _SHELL_CONTROL.search(command):
+            return command == self.command_prefix
+        return command == self.command_prefix or command.startswith(self.command_prefix + " ")
+
+
+def command_prefix(command: str) -> str:
+    """The part of a shell command an 'always allow' rule remembers."""
+    command = command.strip()
+    if _SHELL_CONTROL.search(command):
+        return command  # only this exact command
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if not words:
+        return command
+    if words[0] in _SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-"):
+        return " ".join(words[:2])
+    return words[0]
+
+
+def always_options(tool: str, args: dict[str, Any], workspace: Path) -> list[AlwaysOption]:
+    """The 'approve always' choices for one call, each labelled with what is remembered."""
+    if tool in FILE_WRITE_TOOLS:
+        what, rule_tool, prefix = (
+            "all file writes and edits (write_file, edit_file)",
+            "file_writes",
+            None,
+        )
+    elif tool == "execute":
+        prefix = command_prefix(str(args.get("command", "")))
+        what, rule_tool = f"shell commands starting with `{prefix}`", "execute"
+    else:
+        what, rule_tool, prefix = f"every `{tool}` call", tool, None
+    return [
+        AlwaysOption(
+            scope="session",
+            label=f"Allow {what} for the rest of this session",
+            tool=rule_tool,
+            command_prefix=prefix,
+        ),
+        AlwaysOption(
+            scope="workspace",
+            label=f"Allow {what} in {workspace}, remembered across sessions",
+            tool=rule_tool,
+            command_prefix=prefix,
+        ),
+    ]
+
+
+class WorkspaceRuleStore:
+    """Persisted workspace rules: `{"version": 1, "workspaces": {root: [rule, ...]}}`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {"version": 1, "workspaces": {}}
+        except (OSError, json.JSONDecodeError):
+            # A damaged rules file must not silently grant or lose permissions: keep a copy
+            # for the user and start over with nothing pre-approved.
+            backup = self.path.with_suffix(".json.corrupt")
+            os.replace(self.path, backup)
+            return {"version": 1, "workspaces": {}}
+        if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
+            return {"version": 1, "workspaces": {}}
+        return data
+
+    def rules_for(self, workspace: Path) -> list[Rule]:
+        raw = self._load()["workspaces"].get(str(workspace), [])
+        rules = []
+        for item in raw if isinstance(raw, list) else []:
+            try:
+                rules.append(Rule.model_validate(item))
+            except ValidationError:
+                continue
+        return rules
+
+    def add(self, workspace: Path, rule: Rule) -> None:
+        data = self._load()
+        rules = data["workspaces"].setdefault(str(workspace), [])
+        key = (rule.tool, rule.command_prefix)
+        if any((r.get("tool"), r.get("command_prefix")) == key for r in rules):
+            return
+        rules.append(rule.model_dump())
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".approvals.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+        os.replace(tmp, self.path)
+
+
+class ApprovalPolicy:
+    """Decides which tool calls need a person, and remembers 'always' answers."""
+
+    def __init__(self, workspace: Path, store: WorkspaceRuleStore, *, auto_approve: bool) -> None:
+        self.workspace = workspace
+        self.store = store
+        self.auto_approve = auto_approve
+        self.session_rules: list[Rule] = []
+
+    def needs_approval(self, tool: str, args: dict[str, Any]) -> bool:
+        if tool in FREE_TOOLS or self.auto_approve:
+            return False
+        rules = [*self.session_rules, *self.store.rules_for(self.workspace)]
+        return not any(rule.matches(tool, args) for rule in rules)
+
+    def remember(self, option: AlwaysOption) -> str:
+        """Store the rule; returns the sentence shown to the user."""
+        rule = Rule(tool=option.tool, command_prefix=option.command_prefix)
+        if option.scope == "workspace":
+            self.store.add(self.workspace, rule)
+        elif not any(
+            (r.tool, r.command_prefix) == (rule.tool, rule.command_prefix)
+            for r in self.session_rules
+        ):
+            self.session_rules.append(rule)
+        return option.label

@@ -1,0 +1,116 @@
+"""Settings and data locations.
+
+Environment variables win over `$INVINCAT_HOME/config.toml`, which wins over defaults.
+Nothing here touches the network or imports the LangChain stack, so front ends can load
+settings cheaply at start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod")
+DEFAULT_CONTEXT_WINDOW = 128_000
+
+
+class ConfigError(Exception):
+    """A configuration problem the user can fix; the message says how."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved configuration for one process."""
+
+    home: Path
+    """User data dir (`$INVINCAT_HOME`, default `~/.invincat`)."""
+    model: str | None
+    """Main chat model name (`INVINCAT_MODEL` / config `model`)."""
+    base_url: str | None
+    """OpenAI-compatible endpoint (`OPENAI_BASE_URL` / config `base_url`)."""
+    api_key: str | None
+    """API key (`OPENAI_API_KEY`); never read from config files to keep secrets out of them."""
+    memory_model: str | None = None
+    """Model for the memory agent (`INVINCAT_MEMORY_MODEL`); defaults to `model`."""
+    request_timeout: float = 120.0
+    """Seconds before one model request is abandoned (`INVINCAT_REQUEST_TIMEOUT`)."""
+    max_retries: int = 2
+    """Retries of a failed model request: 429 and 5xx (`INVINCAT_MAX_RETRIES`)."""
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    """Model context window in tokens, used for `context_usage` (`INVINCAT_CONTEXT_WINDOW`)."""
+
+    @property
+    def threads_db(self) -> Path:
+        return self.home / "threads.sqlite"
+
+    @property
+    def approvals_file(self) -> Path:
+        return self.home / "approvals.json"
+
+    def with_model(self, model: str | None) -> Settings:
+        return replace(self, model=model) if model else self
+
+
+def default_home(env: Mapping[str, str]) -> Path:
+    if env.get("INVINCAT_HOME"):
+        return Path(env["INVINCAT_HOME"]).expanduser()
+    return Path(env.get("HOME") or Path.home()) / ".invincat"
+
+
+def _read_config_file(path: Path) -> dict[str, object]:
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"Cannot read {path}: {exc}. Fix or remove the file.") from exc
+
+
+def _number(raw: object, name: str, kind: type[int] | type[float]) -> int | float:
+    try:
+        return kind(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{name} must be a number, got {raw!r}.") from exc
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read settings from the environment and `$INVINCAT_HOME/config.toml`."""
+    env = os.environ if env is None else env
+    home = default_home(env)
+    file_cfg = _read_config_file(home / "config.toml")
+
+    def pick(env_name: str, key: str) -> str | None:
+        value = env.get(env_name) or file_cfg.get(key)
+        return str(value) if value not in (None, "") else None
+
+    timeout = pick("INVINCAT_REQUEST_TIMEOUT", "request_timeout")
+    retries = pick("INVINCAT_MAX_RETRIES", "max_retries")
+    window = pick("INVINCAT_CONTEXT_WINDOW", "context_window")
+    return Settings(
+        home=home,
+        model=pick("INVINCAT_MODEL", "model"),
+        base_url=pick("OPENAI_BASE_URL", "base_url"),
+        api_key=env.get("OPENAI_API_KEY") or None,
+        memory_model=pick("INVINCAT_MEMORY_MODEL", "memory_model"),
+        request_timeout=float(_number(timeout, "request_timeout", float)) if timeout else 120.0,
+        max_retries=int(_number(retries, "max_retries", int)) if retries else 2,
+        context_window=int(_number(window, "context_window", int))
+        if window
+        else DEFAULT_CONTEXT_WINDOW,
+    )
+
+
+def find_project_root(start: Path) -> Path:
+    """Nearest ancestor holding a project marker (`.git` first), else `start` itself."""
+    start = start.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    for candidate in (start, *start.parents):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS[1:]):
+            return candidate
+    return start

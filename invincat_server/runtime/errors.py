@@ -1,0 +1,70 @@
+"""Turn failures as one sentence a person can act on (never a traceback)."""
+
+from __future__ import annotations
+
+from invincat_server.runtime.config import Settings
+
+
+class SessionError(Exception):
+    """A request the session refuses; the message says why and what to do instead."""
+
+
+class ModelOutputError(RuntimeError):
+    """The model produced output the agent cannot act on (e.g. malformed tool arguments)."""
+
+
+class UnknownThreadError(SessionError):
+    pass
+
+
+class ThreadBusyError(SessionError):
+    pass
+
+
+_BROKEN_STREAM = frozenset({"RemoteProtocolError", "ReadError", "IncompleteRead"})
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The transport error under the SDK's wrappers (the last named cause in the chain)."""
+    seen: set[int] = set()
+    current: BaseException = exc
+    while id(current) not in seen:
+        seen.add(id(current))
+        nxt = current.__cause__ or current.__context__
+        if nxt is None or type(nxt).__module__.startswith("h11"):
+            break
+        current = nxt
+    return current
+
+
+def describe_error(exc: BaseException, settings: Settings) -> str:
+    """Map model/transport errors to a clear message."""
+    import openai
+
+    where = settings.base_url or "the default OpenAI endpoint"
+    if isinstance(exc, ModelOutputError):
+        return str(exc)
+    if isinstance(exc, openai.RateLimitError):
+        return (
+            f"The model server at {where} is rate-limiting requests (HTTP 429) and still was "
+            f"after {settings.max_retries} retries; wait and try again."
+        )
+    if isinstance(exc, openai.APIStatusError):
+        detail = exc.message or ""
+        return f"The model server at {where} returned HTTP {exc.status_code}: {detail}".rstrip(": ")
+    if isinstance(exc, openai.APITimeoutError):
+        return (
+            f"The model server at {where} did not answer within {settings.request_timeout:g}s "
+            "(raise INVINCAT_REQUEST_TIMEOUT for slow models)."
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        root = _root_cause(exc)
+        # openai ships its own httpx fork, so match transport errors by name, not by class.
+        if type(root).__name__ in _BROKEN_STREAM:
+            return f"The connection to the model server at {where} broke mid-response: {root}"
+        return f"Could not reach the model server at {where}: {root}"
+    if type(exc).__name__ in _BROKEN_STREAM:
+        return f"The connection to the model server at {where} broke mid-response: {exc}"
+    if isinstance(exc, SessionError):
+        return str(exc)
+    return f"Internal error ({type(exc).__name__}): {exc}"

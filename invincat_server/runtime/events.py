@@ -1,0 +1,132 @@
+"""Typed events a turn emits. Front ends render these; `--json` prints them verbatim.
+
+Every event serialises to an object with a `type` field (see docs/protocol.md). The core
+never emits anything a front end must interpret through agent internals.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+class TurnStart(_Event):
+    type: Literal["turn_start"] = "turn_start"
+    thread_id: str
+    turn_id: str
+
+
+class MessageDelta(_Event):
+    type: Literal["message_delta"] = "message_delta"
+    text: str
+
+
+class ToolCall(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+class ToolResult(_Event):
+    type: Literal["tool_result"] = "tool_result"
+    id: str
+    name: str
+    status: Literal["success", "error", "rejected"]
+    content: str
+
+
+class AlwaysOption(BaseModel):
+    """One 'approve always' choice, worded as exactly what will be remembered."""
+
+    scope: Literal["session", "workspace"]
+    label: str
+    tool: str
+    command_prefix: str | None = None
+
+
+class ApprovalRequested(_Event):
+    type: Literal["approval_requested"] = "approval_requested"
+    approval_id: str
+    kind: Literal["tool", "plan", "question"] = "tool"
+    thread_id: str
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+    description: str = ""
+    path: str | None = None
+    diff: str | None = None
+    proposed_text: str | None = None
+    always_options: list[AlwaysOption] = Field(default_factory=list)
+
+
+class ApprovalResolved(_Event):
+    type: Literal["approval_resolved"] = "approval_resolved"
+    approval_id: str
+    decision: str
+    remembered: str | None = None
+
+
+class Todos(_Event):
+    type: Literal["todos"] = "todos"
+    items: list[dict[str, Any]]
+
+
+class MemoryUpdating(_Event):
+    type: Literal["memory_updating"] = "memory_updating"
+
+
+class MemoryChanged(_Event):
+    type: Literal["memory_changed"] = "memory_changed"
+    scope: str
+    batch_id: str
+
+
+class ContextUsage(_Event):
+    type: Literal["context_usage"] = "context_usage"
+    tokens: int
+    limit: int
+
+
+class Error(_Event):
+    type: Literal["error"] = "error"
+    message: str
+
+
+class TurnEnd(_Event):
+    type: Literal["turn_end"] = "turn_end"
+    status: Literal["completed", "cancelled", "failed"]
+    thread_id: str
+    turn_id: str
+
+
+Event = Annotated[
+    TurnStart
+    | MessageDelta
+    | ToolCall
+    | ToolResult
+    | ApprovalRequested
+    | ApprovalResolved
+    | Todos
+    | MemoryUpdating
+    | MemoryChanged
+    | ContextUsage
+    | Error
+    | TurnEnd,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: dict[str, Any]) -> Event:
+    """Validate a serialised event (used by clients and tests)."""
+    return EVENT_ADAPTER.validate_python(data)

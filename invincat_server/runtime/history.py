@@ -1,0 +1,37 @@
+"""Thread history as plain data for front ends (no LangChain types leak out)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def messages_to_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        text = message.content if isinstance(message.content, str) else message.text
+        if isinstance(message, HumanMessage):
+            out.append({"role": "user", "content": text})
+        elif isinstance(message, AIMessage):
+            item: dict[str, Any] = {"role": "assistant", "content": text}
+            if message.tool_calls:
+                item["tool_calls"] = [
+                    {"id": c["id"], "name": c["name"], "args": c["args"]}
+                    for c in message.tool_calls
+                ]
+            out.append(item)
+        elif isinstance(message, ToolMessage):
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message.tool_call_id,
+                    "name": message.name,
+                    "status": message.status,
+                    "content": text,
+                }
+            )
+        elif isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": text})
+    return out

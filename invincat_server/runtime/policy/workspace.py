@@ -1,0 +1,94 @@
+"""Workspace confinement: every path a tool touches must stay inside one directory.
+
+The model proposes paths; it must not be able to read or write outside the project it
+was opened on, whether through ``..``, an absolute path, or a symlink that leads out.
+The check is done on the *resolved* path (symlinks followed), so what is checked is the
+file that would actually be opened.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["Workspace", "WorkspaceError"]
+
+
+class WorkspaceError(Exception):
+    """A path is unusable for a workspace tool.
+
+    The message is shown to the model/user as-is, so it says what is wrong and what is
+    allowed.
+    """
+
+
+class Workspace:
+    """The directory the agent's file and shell tools are confined to."""
+
+    root: Path
+
+    def __init__(self, root: str | Path) -> None:
+        # realpath, not Path.resolve(strict=True): the root must be canonical so that the
+        # prefix comparison in resolve() is meaningful even if the root itself is reached
+        # through a symlink (e.g. /tmp -> /private/tmp on macOS).
+        self.root = Path(os.path.realpath(os.fspath(root)))
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    def resolve(self, path: str) -> Path:
+        """Return the real absolute path for ``path``, or raise if it leaves the workspace.
+
+        Relative paths are taken relative to the root. Absolute paths are accepted only
+        if they end up inside the root. Symlinks are followed; for a path that does not
+        exist yet, the nearest existing ancestor is resolved and the rest is appended,
+        so creating ``linkdir/new.txt`` where ``linkdir`` points outside is refused.
+        ``~`` is not expanded: it is an ordinary file name here.
+        """
+        if not isinstance(path, str):
+            raise WorkspaceError(f"Path must be a string, got {type(path).__name__}.")
+        if "\x00" in path:
+            raise WorkspaceError(f"Path {path!r} contains a NUL byte, which no file name can.")
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        resolved = self._real(candidate)
+        if not self.contains(resolved):
+            raise WorkspaceError(
+                f"Path '{path}' resolves to {resolved}, outside the workspace {self.root}. "
+                "File tools only work inside the workspace."
+            )
+        return resolved
+
+    def contains(self, path: Path) -> bool:
+        """True if the already-resolved ``path`` is the root or below it."""
+        return path == self.root or path.is_relative_to(self.root)
+
+    def relative(self, path: Path) -> str:
+        """Display form of ``path``: relative to the root, ``'.'`` for the root itself."""
+        path = Path(path)
+        if not path.is_absolute():
+            path = self.root / path
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            # Callers normally pass resolved paths; an unresolved one (e.g. through a
+            # symlinked parent) gets one more chance before falling back to absolute.
+            real = self._real(path)
+            try:
+                rel = real.relative_to(self.root)
+            except ValueError:
+                return str(path)
+        text = rel.as_posix()
+        return text if text else "."
+
+    @staticmethod
+    def _real(path: Path) -> Path:
+        # os.path.realpath (non-strict) follows every symlink that exists, including a
+        # dangling final link, and treats the missing tail lexically. That is exactly
+        # "resolve the nearest existing ancestor, then append the rest", and it also
+        # collapses '..' after the symlinks before it have been followed.
+        try:
+            return Path(os.path.realpath(path))
+        except (OSError, ValueError) as exc:
+            raise WorkspaceError(f"Cannot resolve path '{path}': {exc}.") from exc

@@ -1,0 +1,186 @@
+"""Thread and approval records in `$INVINCAT_HOME/threads.sqlite`.
+
+LangGraph's checkpointer owns the conversation state in the same file; these two small
+tables add what it does not index: a thread list with titles, and approval requests with
+a first-decision-wins status that several front ends (or processes) may race on.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS invincat_threads (
+    thread_id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS invincat_approvals (
+    approval_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    request_json TEXT NOT NULL,
+    status TEXT NOT NULL,          -- pending | resolved | cancelled | superseded
+    decision_json TEXT,
+    created_at TEXT NOT NULL,
+    resolved_at TEXT
+);
+CREATE INDEX IF NOT EXISTS invincat_approvals_thread ON invincat_approvals(thread_id, status);
+"""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class ThreadInfo:
+    thread_id: str
+    title: str
+    workspace: str
+    created_at: str
+    updated_at: str
+
+    def to_json_dict(self) -> dict[str, str]:
+        return {
+            "thread_id": self.thread_id,
+            "title": self.title,
+            "workspace": self.workspace,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+@dataclass(frozen=True)
+class ApprovalRecord:
+    approval_id: str
+    thread_id: str
+    batch_id: str
+    request: dict[str, Any]
+    status: str
+    decision: dict[str, Any] | None
+
+
+class Records:
+    """Async access to the thread and approval tables."""
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    @classmethod
+    async def open(cls, path: Path) -> Records:
+        conn = await aiosqlite.connect(path, timeout=30)
+        await conn.execute("PRAGMA busy_timeout=30000")
+        await conn.executescript(_SCHEMA)
+        await conn.commit()
+        return cls(conn)
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+    # threads -----------------------------------------------------------------
+    async def touch_thread(self, thread_id: str, title: str, workspace: str) -> None:
+        now = _now()
+        await self._conn.execute(
+            "INSERT INTO invincat_threads VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(thread_id) DO UPDATE SET updated_at = excluded.updated_at",
+            (thread_id, title[:80], workspace, now, now),
+        )
+        await self._conn.commit()
+
+    async def threads(self, workspace: str | None = None) -> list[ThreadInfo]:
+        query = "SELECT * FROM invincat_threads"
+        params: tuple[str, ...] = ()
+        if workspace is not None:
+            query += " WHERE workspace = ?"
+            params = (workspace,)
+        async with self._conn.execute(
+            query + " ORDER BY updated_at DESC, rowid DESC", params
+        ) as cur:
+            return [ThreadInfo(*row) async for row in cur]
+
+    async def thread(self, thread_id: str) -> ThreadInfo | None:
+        async with self._conn.execute(
+            "SELECT * FROM invincat_threads WHERE thread_id = ?", (thread_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return ThreadInfo(*row) if row else None
+
+    # approvals ---------------------------------------------------------------
+    async def add_approval(
+        self, approval_id: str, thread_id: str, batch_id: str, request: dict[str, Any]
+    ) -> None:
+        # OR IGNORE: re-discovering an interrupt after a restart must not reset its status.
+        await self._conn.execute(
+            "INSERT OR IGNORE INTO invincat_approvals "
+            "(approval_id, thread_id, batch_id, request_json, status, created_at) "
+            "VALUES (?, ?, ?, ?, 'pending', ?)",
+            (approval_id, thread_id, batch_id, json.dumps(request), _now()),
+        )
+        await self._conn.commit()
+
+    async def claim(self, approval_id: str, decision: dict[str, Any]) -> bool:
+        """Record `decision` if the approval is still pending; False if someone won first."""
+        cur = await self._conn.execute(
+            "UPDATE invincat_approvals SET status = 'resolved', decision_json = ?, "
+            "resolved_at = ? WHERE approval_id = ? AND status = 'pending'",
+            (json.dumps(decision), _now(), approval_id),
+        )
+        await self._conn.commit()
+        return cur.rowcount == 1
+
+    async def close_pending(self, thread_id: str, status: str) -> None:
+        await self._conn.execute(
+            "UPDATE invincat_approvals SET status = ?, resolved_at = ? "
+            "WHERE thread_id = ? AND status = 'pending'",
+            (status, _now(), thread_id),
+        )
+        await self._conn.commit()
+
+    async def approval(self, approval_id: str) -> ApprovalRecord | None:
+        async with self._conn.execute(
+            "SELECT approval_id, thread_id, batch_id, request_json, status, decision_json "
+            "FROM invincat_approvals WHERE approval_id = ?",
+            (approval_id,),
+        ) as cur:
+            row = await cur.fetchone()
+        return _record(row) if row else None
+
+    async def batch(self, batch_id: str) -> list[ApprovalRecord]:
+        async with self._conn.execute(
+            "SELECT approval_id, thread_id, batch_id, request_json, status, decision_json "
+            "FROM invincat_approvals WHERE batch_id = ? ORDER BY rowid",
+            (batch_id,),
+        ) as cur:
+            return [_record(row) async for row in cur]
+
+    async def pending(self, thread_id: str | None = None) -> list[ApprovalRecord]:
+        query = (
+            "SELECT approval_id, thread_id, batch_id, request_json, status, decision_json "
+            "FROM invincat_approvals WHERE status = 'pending'"
+        )
+        params: tuple[str, ...] = ()
+        if thread_id is not None:
+            query += " AND thread_id = ?"
+            params = (thread_id,)
+        async with self._conn.execute(query + " ORDER BY rowid", params) as cur:
+            return [_record(row) async for row in cur]
+
+
+def _record(row: Any) -> ApprovalRecord:
+    return ApprovalRecord(
+        approval_id=row[0],
+        thread_id=row[1],
+        batch_id=row[2],
+        request=json.loads(row[3]),
+        status=row[4],
+        decision=json.loads(row[5]) if row[5] else None,
+    )

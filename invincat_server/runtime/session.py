@@ -1,0 +1,368 @@
+"""The Session API: the one entry point front ends use.
+
+A Session is bound to one workspace. It owns the checkpointer (SQLite under
+`$INVINCAT_HOME`), the agent graph, the approval policy, and the live turns. Front ends
+call `start_turn`, `resolve`, `cancel`, `threads`, `history`, `pending_approvals`, and
+render the events turns emit; they never reach into agents or stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from invincat_server.runtime.approvals import (
+    ApprovalPolicy,
+    Decision,
+    DecisionError,
+    WorkspaceRuleStore,
+)
+from invincat_server.runtime.config import Settings
+from invincat_server.runtime.errors import (
+    SessionError,
+    ThreadBusyError,
+    UnknownThreadError,
+    describe_error,
+)
+from invincat_server.runtime.events import ApprovalRequested, ApprovalResolved, ContextUsage, Event
+from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
+from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource
+from invincat_server.runtime.turn import Turn
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+log = logging.getLogger("invincat.session")
+
+EventListener = Callable[[Turn, Event], None]
+
+
+class ResolveResult:
+    """Outcome of `Session.resolve`: whether this decision won, and a resumed turn if any."""
+
+    def __init__(self, resolved: bool, reason: str | None = None, turn: Turn | None = None):
+        self.resolved = resolved
+        self.reason = reason
+        self.turn = turn
+
+    def to_json_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"resolved": self.resolved}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.turn is not None:
+            out["threadId"] = self.turn.thread_id
+            out["turnId"] = self.turn.turn_id
+        return out
+
+
+class Session:
+    """Threads, turns, approvals and cancellation for one workspace."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        workspace: Workspace,
+        *,
+        auto_approve: bool = False,
+        documents: DocumentSource | None = None,
+        model: BaseChatModel | None = None,
+    ) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self.documents = documents or DiskOnly()
+        self.policy = ApprovalPolicy(
+            workspace.root, WorkspaceRuleStore(settings.approvals_file), auto_approve=auto_approve
+        )
+        self._model = model
+        self._graph: Any = None
+        self._conn: Any = None
+        self._records: Records | None = None
+        self._turns: dict[str, Turn] = {}
+        self._busy_threads: dict[str, Turn] = {}
+        self._waiting: dict[str, tuple[Turn, asyncio.Future[dict[str, Any]]]] = {}
+        self._listeners: list[EventListener] = []
+        self._closing = False
+
+    # lifecycle ---------------------------------------------------------------
+    async def open(self) -> Session:
+        """Load the agent stack and open the stores. Raises ConfigError if the model is
+        not configured (the message names what to set)."""
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
+        from invincat_server.runtime.agents.main_agent import build_main_agent
+        from invincat_server.runtime.models import build_chat_model
+        from invincat_server.runtime.tools import build_core_tools
+
+        model = self._model or build_chat_model(self.settings)
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        self._conn = await aiosqlite.connect(self.settings.threads_db, timeout=30)
+        # WAL lets a second process (another editor window, the CLI) read and resolve
+        # approvals while this one holds the database open.
+        await self._conn.execute("PRAGMA journal_mode=WAL")
+        await self._conn.execute("PRAGMA busy_timeout=30000")
+        saver = AsyncSqliteSaver(self._conn)
+        await saver.setup()
+        self._records = await Records.open(self.settings.threads_db)
+        tools = build_core_tools(self.workspace, documents=self.documents)
+        approvals = ApprovalMiddleware(self.policy, self.workspace, self.documents)
+        self._graph = build_main_agent(
+            model=model,
+            tools=tools,
+            approvals=approvals,
+            checkpointer=saver,
+            workspace_root=str(self.workspace.root),
+        )
+        return self
+
+    async def close(self) -> None:
+        """Stop running turns. Approvals they wait for stay pending in the checkpoint, so a
+        later process (or a restarted server) can still resolve them."""
+        self._closing = True
+        for turn in list(self._turns.values()):
+            if turn.task is not None and not turn.task.done():
+                turn.task.cancel()
+                try:
+                    await turn.task
+                except asyncio.CancelledError:
+                    pass
+        if self._records is not None:
+            await self._records.close()
+        if self._conn is not None:
+            await self._conn.close()
+
+    async def __aenter__(self) -> Session:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def add_listener(self, listener: EventListener) -> None:
+        """Receive every event of every turn (the language server forwards them)."""
+        self._listeners.append(listener)
+
+    # public API --------------------------------------------------------------
+    async def start_turn(
+        self, prompt: str, thread_id: str | None = None, mode: str = "agent"
+    ) -> Turn:
+        """Start a turn and return at once; iterate `turn.events()` to follow it."""
+        from langchain_core.messages import HumanMessage
+
+        if mode != "agent":
+            raise SessionError(f"Mode {mode!r} is not supported yet; use mode 'agent'.")
+        if not prompt.strip():
+            raise SessionError("The prompt is empty; type what you want done.")
+        records = self._require_records()
+        if thread_id is None:
+            thread_id = "t_" + uuid.uuid4().hex[:12]
+        elif await records.thread(thread_id) is None:
+            raise UnknownThreadError(
+                f"Unknown thread {thread_id!r}; list threads with `invincat threads list` "
+                "or omit the thread id to start a new one."
+            )
+        self._ensure_idle(thread_id)
+        await records.touch_thread(
+            thread_id, " ".join(prompt.split())[:80], str(self.workspace.root)
+        )
+        # A new prompt abandons approvals still pending on this thread.
+        await records.close_pending(thread_id, "superseded")
+        return self._launch(thread_id, {"messages": [HumanMessage(content=prompt)]})
+
+    async def resolve(self, approval_id: str, decision: dict[str, Any] | Decision) -> ResolveResult:
+        """Apply a decision. The first decision for an approval wins; later ones get
+        `resolved=False` with a reason. After a restart, the decision resumes the turn
+        (returned as `result.turn`) once every approval of its batch is decided."""
+        records = self._require_records()
+        try:
+            parsed = decision if isinstance(decision, Decision) else Decision.parse(decision)
+        except DecisionError as exc:
+            return ResolveResult(False, str(exc))
+        record = await records.approval(approval_id)
+        if record is None:
+            return ResolveResult(False, f"Unknown approval {approval_id!r}.")
+        if record.status != "pending":
+            return ResolveResult(False, f"Approval {approval_id} was already {record.status}.")
+        error = self._validate_decision(record, parsed)
+        if error:
+            return ResolveResult(False, error)
+        payload = parsed.model_dump(exclude_none=True)
+        if not await records.claim(approval_id, payload):
+            return ResolveResult(False, f"Approval {approval_id} was already resolved elsewhere.")
+        remembered = self._remembered_label(record, parsed)
+        live = self._waiting.pop(approval_id, None)
+        if live is not None:
+            turn, future = live
+            turn.emit(
+                ApprovalResolved(
+                    approval_id=approval_id, decision=parsed.describe(), remembered=remembered
+                )
+            )
+            if not future.done():
+                future.set_result(payload)
+            return ResolveResult(True)
+        # No live turn waits (the process that asked was restarted): resume the thread once
+        # the whole batch is decided.
+        batch = await records.batch(record.batch_id)
+        if any(r.status == "pending" for r in batch):
+            return ResolveResult(True)
+        if any(r.status != "resolved" for r in batch):
+            return ResolveResult(True, "The turn that asked was cancelled; nothing to resume.")
+        self._ensure_idle(record.thread_id)
+        turn = self._launch_resume(
+            record.thread_id, {r.request["tool_call_id"]: r.decision for r in batch}
+        )
+        turn.emit(
+            ApprovalResolved(
+                approval_id=approval_id, decision=parsed.describe(), remembered=remembered
+            )
+        )
+        return ResolveResult(True, turn=turn)
+
+    def cancel(self, turn_id: str) -> bool:
+        """Cancel a running turn (a running shell command is killed). False if not running."""
+        turn = self._turns.get(turn_id)
+        if turn is None or turn.task is None or turn.task.done():
+            return False
+        turn.task.cancel()
+        return True
+
+    def turn(self, turn_id: str) -> Turn | None:
+        return self._turns.get(turn_id)
+
+    async def threads(self, *, all_workspaces: bool = True) -> list[ThreadInfo]:
+        workspace = None if all_workspaces else str(self.workspace.root)
+        return await self._require_records().threads(workspace)
+
+    async def history(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's messages as plain dicts (role, content, tool calls/results)."""
+        from invincat_server.runtime.history import messages_to_dicts
+
+        if await self._require_records().thread(thread_id) is None:
+            raise UnknownThreadError(f"Unknown thread {thread_id!r}.")
+        state = await self._graph.aget_state(self._config(thread_id))
+        return messages_to_dicts(state.values.get("messages", []))
+
+    async def pending_approvals(self, thread_id: str | None = None) -> list[ApprovalRequested]:
+        """Approvals waiting for a decision, including those that survived a restart."""
+        records = self._require_records()
+        threads = [thread_id] if thread_id else [t.thread_id for t in await records.threads()]
+        for tid in threads:
+            await self._sync_interrupts(tid)
+        return [
+            ApprovalRequested.model_validate(r.request) for r in await records.pending(thread_id)
+        ]
+
+    # turn plumbing (used by Turn) ------------------------------------------------
+    def _launch(self, thread_id: str, graph_input: Any) -> Turn:
+        turn = Turn(self, thread_id, "turn_" + uuid.uuid4().hex[:12])
+        self._turns[turn.turn_id] = turn
+        self._busy_threads[thread_id] = turn
+        turn.task = asyncio.create_task(turn.run(graph_input), name=f"invincat-{turn.turn_id}")
+        return turn
+
+    def _launch_resume(self, thread_id: str, decisions: dict[str, Any]) -> Turn:
+        from langgraph.types import Command
+
+        return self._launch(thread_id, Command(resume={"decisions": decisions}))
+
+    def _ensure_idle(self, thread_id: str) -> None:
+        running = self._busy_threads.get(thread_id)
+        if running is not None and not running.done:
+            raise ThreadBusyError(
+                f"Thread {thread_id} is already running turn {running.turn_id}; "
+                "wait for it or cancel it first."
+            )
+
+    def _turn_finished(self, turn: Turn) -> None:
+        if self._busy_threads.get(turn.thread_id) is turn:
+            del self._busy_threads[turn.thread_id]
+        for approval_id, (owner, future) in list(self._waiting.items()):
+            if owner is turn:
+                del self._waiting[approval_id]
+                future.cancel()
+
+    async def _on_turn_cancelled(self, turn: Turn) -> None:
+        if self._closing:
+            return
+        await self._require_records().close_pending(turn.thread_id, "cancelled")
+
+    def _dispatch(self, turn: Turn, event: Event) -> None:
+        for listener in self._listeners:
+            try:
+                listener(turn, event)
+            except Exception:
+                log.exception("event listener failed")
+
+    def _describe(self, exc: BaseException) -> str:
+        return describe_error(exc, self.settings)
+
+    def _log_exception(self, exc: BaseException) -> None:
+        log.debug("turn failed", exc_info=exc)
+
+    def _config(self, thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}, "recursion_limit": 200}
+
+    def _context_usage(self, thread_id: str, message: Any) -> ContextUsage:
+        usage = getattr(message, "usage_metadata", None) or {}
+        tokens = int(usage.get("total_tokens") or 0)
+        if not tokens:
+            from langchain_core.messages.utils import count_tokens_approximately
+
+            tokens = count_tokens_approximately([message])
+        return ContextUsage(tokens=tokens, limit=self.settings.context_window)
+
+    async def _register_approval(
+        self, request: ApprovalRequested, batch_id: str
+    ) -> ApprovalRecord | None:
+        records = self._require_records()
+        await records.add_approval(
+            request.approval_id, request.thread_id, batch_id, request.to_json_dict()
+        )
+        return await records.approval(request.approval_id)
+
+    def _await_decision(
+        self, turn: Turn, request: ApprovalRequested
+    ) -> asyncio.Future[dict[str, Any]]:
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request.approval_id] = (turn, future)
+        return future
+
+    async def _sync_interrupts(self, thread_id: str) -> None:
+        """Re-register interrupts found in the checkpoint (e.g. written just before a crash)."""
+        if self._busy_threads.get(thread_id) is not None:
+            return
+        state = await self._graph.aget_state(self._config(thread_id))
+        for item in getattr(state, "interrupts", ()) or ():
+            value = item.value if isinstance(item.value, dict) else {}
+            for request in value.get("requests", []):
+                parsed = ApprovalRequested.model_validate(request)
+                await self._require_records().add_approval(
+                    parsed.approval_id, thread_id, str(value.get("batch_id")), parsed.to_json_dict()
+                )
+
+    def _validate_decision(self, record: ApprovalRecord, decision: Decision) -> str | None:
+        if decision.type == "edit":
+            tool = record.request.get("tool_name")
+            if not isinstance(decision.edited_args, dict):
+                return "edit needs edited_args as an object."
+            if tool in {"write_file", "edit_file"} and "path" not in decision.edited_args:
+                return f"edited_args for {tool} must include path."
+        return None
+
+    def _remembered_label(self, record: ApprovalRecord, decision: Decision) -> str | None:
+        if decision.type != "approve_always":
+            return None
+        for option in record.request.get("always_options", []):
+            if option.get("scope") == decision.scope:
+                return str(option.get("label"))
+        return None
+
+    def _require_records(self) -> Records:
+        if self._records is None:
+            raise SessionError("Session is not open; call `await session.open()` first.")
+        return self._records

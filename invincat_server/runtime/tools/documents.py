@@ -1,0 +1,110 @@
+"""Where file text comes from and goes to: editor buffers first, then the disk.
+
+When the assistant runs inside an editor, the user may have unsaved changes. Reading the
+disk would show the model stale text, and writing the disk underneath an open buffer
+would make the editor either clobber the change or prompt about a conflict. The language
+server therefore provides a :class:`DocumentSource` that overlays open buffers; without
+an editor, :class:`DiskOnly` is used and everything goes to disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "DiskOnly",
+    "DocumentSource",
+    "FileContentError",
+    "is_binary",
+    "load_text",
+    "store_text",
+    "write_disk",
+]
+
+
+@runtime_checkable
+class DocumentSource(Protocol):
+    """Editor buffers overlay: the language server will implement this later."""
+
+    def read_text(self, path: Path) -> str | None:
+        """Unsaved buffer text if the file is open in an editor, else None."""
+        ...
+
+    async def write_text(self, path: Path, text: str) -> bool:
+        """True if the editor applied the change (buffer updated), False → caller writes
+        to disk."""
+        ...
+
+
+class DiskOnly:
+    """The default DocumentSource: no editor, so every read and write goes to disk."""
+
+    def read_text(self, path: Path) -> str | None:
+        return None
+
+    async def write_text(self, path: Path, text: str) -> bool:
+        return False
+
+
+class FileContentError(Exception):
+    """A file exists but its content cannot be used as text (directory, binary, encoding).
+
+    The message is meant for the model and names the file by its display path.
+    """
+
+
+def is_binary(data: bytes) -> bool:
+    """NUL bytes never occur in text files we can usefully show or edit."""
+    return b"\x00" in data
+
+
+def load_text(documents: DocumentSource, path: Path, display: str) -> str | None:
+    """Current text of ``path``: the editor buffer if open, else the file on disk.
+
+    Returns None if the file does not exist (and is not open as an unsaved buffer).
+    Raises FileContentError for directories, binary files and non-UTF-8 files: editing
+    those as text would corrupt them. Decoding is strict and newlines are kept as-is
+    (no universal-newline translation) so a write round-trips CRLF files unchanged.
+    """
+    buffer = documents.read_text(path)
+    if buffer is not None:
+        return buffer
+    if path.is_dir():
+        raise FileContentError(f"{display} is a directory, not a file.")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise FileContentError(f"Cannot read {display}: {exc.strerror or exc}.") from exc
+    if is_binary(data):
+        raise FileContentError(f"{display} is a binary file; only text files can be edited.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileContentError(
+            f"{display} is not valid UTF-8 (byte {exc.start}); only UTF-8 text files can be edited."
+        ) from exc
+
+
+def write_disk(path: Path, text: str) -> None:
+    """Write ``text`` to disk, creating parent directories.
+
+    Written in place (not temp-file + rename) so the file keeps its permissions, owner
+    and hard links; bytes are written so newlines are not translated.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+
+
+async def store_text(documents: DocumentSource, path: Path, text: str) -> None:
+    """Write through the editor if it takes the change, else to disk.
+
+    Disk I/O is blocking, so it runs in a worker thread to keep the event loop (and the
+    editor connection it serves) responsive.
+    """
+    if await documents.write_text(path, text):
+        return
+    await asyncio.to_thread(write_disk, path, text)

@@ -1,0 +1,279 @@
+"""The execute tool: run a shell command in the workspace and clean up after it.
+
+Every command runs in its own session (and so its own process group). When the call
+ends - normally, on timeout, or because the awaiting task was cancelled - the whole group
+is killed, so a `server &` or a stray `sleep` cannot outlive the tool call and pile up
+across an agent run.
+
+stdout and stderr share one pipe that we create ourselves (not asyncio's pipes): that way
+waiting for the process never waits for the pipe, and we decide when to stop reading. A
+background child holding the pipe open therefore cannot hang the call: we wait for the
+main process, kill the group (closing the pipe's other ends), then drain what is left,
+with a time bound for anything that escaped the group (setsid, daemons).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from langchain_core.tools import BaseTool, ToolException
+from pydantic import BaseModel, Field
+
+from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.tools.files import make_tool, tool_errors
+
+__all__ = ["CommandResult", "build_shell_tools", "kill_process_group", "run_command"]
+
+SHELL = "/bin/bash"
+KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL: time for cleanup handlers to run
+DRAIN_TIMEOUT = 1.0  # seconds to keep reading after the group is gone
+_POLL = 0.02
+_READ_CHUNK = 65536
+
+
+class OutputBuffer:
+    """Keeps the head and the tail of a stream, within ``cap`` characters of memory-ish.
+
+    Commands can print gigabytes; only the beginning (usually the command's context) and
+    the end (usually the error or summary) are worth showing, and memory must stay
+    bounded while reading.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = max(cap, 0)
+        self.head_cap = self.cap // 2
+        self.tail_cap = self.cap - self.head_cap
+        self.total = 0
+        self._head = ""  # first `cap` characters
+        self._tail = ""  # last `tail_cap` characters of what did not fit in _head
+
+    def feed(self, text: str) -> None:
+        if not text:
+            return
+        self.total += len(text)
+        room = self.cap - len(self._head)
+        if room > 0:
+            self._head += text[:room]
+            text = text[room:]
+        if text:
+            self._tail = (self._tail + text)[-self.tail_cap :] if self.tail_cap else ""
+
+    def render(self) -> str:
+        if self.total <= self.cap:
+            return self._head
+        tail = (self._head + self._tail)[-self.tail_cap :] if self.tail_cap else ""
+        dropped = self.total - self.head_cap - len(tail)
+        return f"{self._head[: self.head_cap]}\n... [{dropped} characters truncated] ...\n{tail}"
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    output: str  # merged stdout+stderr, already capped
+    exit_code: int | None  # None if the command timed out
+    timed_out: bool
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # killpg(.., 0) also succeeds while dead members are zombies waiting for a parent to
+    # reap them (orphans go to PID 1, which in containers may never reap). On Linux, look
+    # at the actual process states so we don't sit out the grace period for the dead.
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state ppid pgrp ...
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+async def kill_process_group(pgid: int, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the group, wait up to ``grace`` seconds, then SIGKILL what is left.
+
+    If the waiting itself is cancelled, SIGKILL immediately before re-raising: a
+    cancelled caller must still not leave processes behind.
+    """
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    try:
+        while loop.time() < deadline:
+            if not _group_alive(pgid):
+                return
+            await asyncio.sleep(_POLL)
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if _group_alive(pgid):
+                os.killpg(pgid, signal.SIGKILL)
+
+
+async def _drain(reader: asyncio.StreamReader, buffer: OutputBuffer) -> None:
+    # Incremental decoding so a multi-byte character split across reads stays intact.
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while chunk := await reader.read(_READ_CHUNK):
+        buffer.feed(decoder.decode(chunk))
+    buffer.feed(decoder.decode(b"", final=True))
+
+
+async def run_command(
+    command: str, cwd: Path, timeout: float, output_cap: int, grace: float | None = None
+) -> CommandResult:
+    """Run ``command`` with bash in ``cwd``; always kills its process group before returning.
+
+    ``grace`` is the SIGTERM-to-SIGKILL delay (default KILL_GRACE, read at call time).
+    """
+    if grace is None:
+        grace = KILL_GRACE
+    loop = asyncio.get_running_loop()
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            SHELL,
+            "-c",
+            command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            start_new_session=True,  # own session => own process group, pgid == pid
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        # Only the children keep the write end; otherwise we would never see EOF.
+        os.close(write_fd)
+
+    pgid = proc.pid
+    buffer = OutputBuffer(output_cap)
+    reader = asyncio.StreamReader(limit=_READ_CHUNK * 2)
+    pipe = os.fdopen(read_fd, "rb", buffering=0)
+    transport: asyncio.BaseTransport | None = None
+    drain_task: asyncio.Task[None] | None = None
+    group_killed = False
+    timed_out = False
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+        drain_task = asyncio.create_task(_drain(reader, buffer))
+        try:
+            await asyncio.wait_for(proc.wait(), timeout)
+        except TimeoutError:
+            timed_out = True
+        group_killed = True
+        await kill_process_group(pgid, grace)
+        if timed_out:
+            await proc.wait()  # prompt: the group was just SIGKILLed at the latest
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(drain_task), DRAIN_TIMEOUT)
+    finally:
+        if not group_killed:
+            # Cancelled (or failed) before the normal cleanup: still take the group down.
+            await kill_process_group(pgid, grace)
+        if drain_task is not None and not drain_task.done():
+            drain_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await drain_task
+        if transport is not None:
+            transport.close()  # also closes the pipe file
+        else:
+            pipe.close()
+        if proc.returncode is None:
+            # Reap now rather than leave asyncio's child watcher reporting to a loop that
+            # may be closed by the time the process is gone.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), grace + 1.0)
+
+    return CommandResult(
+        output=buffer.render(),
+        exit_code=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+    )
+
+
+def format_result(result: CommandResult, timeout: float) -> str:
+    output = result.output.rstrip("\n")
+    if result.timed_out:
+        note = f"Command timed out after {timeout:g}s; its process group was killed."
+        return f"{output}\n{note}" if output else note
+    code = result.exit_code
+    status = f"[exit code: {code}]"
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            status = f"[exit code: {code} (killed by {signal.Signals(-code).name})]"
+    return f"{output}\n{status}" if output else f"(no output)\n{status}"
+
+
+class ExecuteArgs(BaseModel):
+    command: str = Field(
+        description="Shell command, run with `/bin/bash -c` in the workspace root."
+    )
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds before the command is killed (default and maximum are set by "
+        "the server; larger values are clamped).",
+    )
+
+
+def build_shell_tools(
+    workspace: Workspace,
+    *,
+    execute_timeout: float = 120.0,
+    execute_max_timeout: float = 600.0,
+    output_cap: int = 30_000,
+) -> list[BaseTool]:
+    """The execute tool bound to one workspace and its limits."""
+
+    async def execute(command: str, timeout: float | None = None) -> str:
+        with tool_errors():
+            if not command.strip():
+                raise ToolException("command is empty; pass the shell command to run.")
+            limit = min(timeout if timeout is not None else execute_timeout, execute_max_timeout)
+            result = await run_command(command, workspace.root, limit, output_cap)
+            text = format_result(result, limit)
+            if result.timed_out:
+                # An error status tells the model the command did not finish, not just
+                # that it printed something.
+                raise ToolException(text)
+            return text
+
+    return [
+        make_tool(
+            "execute",
+            "Run a shell command with bash in the workspace root and return its combined "
+            "stdout/stderr followed by `[exit code: N]`. stdin is empty (no interactive "
+            f"prompts). Default timeout {execute_timeout:g}s, maximum "
+            f"{execute_max_timeout:g}s. Output over {output_cap} characters is cut in the "
+            "middle. Background processes are killed when the command finishes, so do not "
+            "start servers or watchers expecting them to keep running.",
+            ExecuteArgs,
+            execute,
+        )
+    ]

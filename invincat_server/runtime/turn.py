@@ -1,0 +1,163 @@
+"""One turn: an asyncio task that streams the agent graph and emits typed events.
+
+The turn translates LangGraph stream chunks into events, stops at approval interrupts to
+wait for decisions (which arrive through `Session.resolve`), and always ends with exactly
+one `turn_end` event, whatever happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Literal
+
+from invincat_server.runtime.events import (
+    ApprovalRequested,
+    Error,
+    Event,
+    MessageDelta,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+)
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.session import Session
+
+TurnStatus = Literal["completed", "cancelled", "failed"]
+
+
+class Turn:
+    """Handle to a running turn: its id, its events, and its outcome."""
+
+    def __init__(self, session: Session, thread_id: str, turn_id: str) -> None:
+        self.session = session
+        self.thread_id = thread_id
+        self.turn_id = turn_id
+        self.status: TurnStatus | None = None
+        self.task: asyncio.Task[None] | None = None
+        self._events: list[Event] = []
+        self._wake = asyncio.Event()
+        self._finished = False
+        self._emitted_calls: set[str] = set()
+
+    # event stream ------------------------------------------------------------
+    def emit(self, event: Event) -> None:
+        self._events.append(event)
+        self.session._dispatch(self, event)
+        wake, self._wake = self._wake, asyncio.Event()
+        wake.set()
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Every event of the turn from the start, then live ones until `turn_end`."""
+        index = 0
+        while True:
+            while index < len(self._events):
+                yield self._events[index]
+                index += 1
+            if self._finished:
+                return
+            await self._wake.wait()
+
+    @property
+    def done(self) -> bool:
+        return self._finished
+
+    async def wait(self) -> TurnStatus:
+        if self.task is not None:
+            await asyncio.shield(self.task)
+        assert self.status is not None
+        return self.status
+
+    # running -----------------------------------------------------------------
+    async def run(self, graph_input: Any) -> None:
+        from langgraph.types import Command
+
+        self.emit(TurnStart(thread_id=self.thread_id, turn_id=self.turn_id))
+        status: TurnStatus = "failed"
+        try:
+            current = graph_input
+            while True:
+                pending = await self._stream(current)
+                if pending is None:
+                    status = "completed"
+                    break
+                decisions = await self._collect_decisions(pending)
+                current = Command(resume={"decisions": decisions})
+        except asyncio.CancelledError:
+            status = "cancelled"
+            await self.session._on_turn_cancelled(self)
+        except Exception as exc:
+            self.session._log_exception(exc)
+            self.emit(Error(message=self.session._describe(exc)))
+        finally:
+            self.status = status
+            self.session._turn_finished(self)
+            self.emit(TurnEnd(status=status, thread_id=self.thread_id, turn_id=self.turn_id))
+            self._finished = True
+            self._wake.set()
+
+    async def _stream(self, graph_input: Any) -> dict[str, Any] | None:
+        """Run the graph until it ends (None) or interrupts (the interrupt value)."""
+        from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+
+        interrupt_value: dict[str, Any] | None = None
+        config = self.session._config(self.thread_id)
+        async for mode, chunk in self.session._graph.astream(
+            graph_input, config, stream_mode=["messages", "updates"]
+        ):
+            if mode == "messages":
+                message, meta = chunk
+                if meta.get("langgraph_node") == "model" and isinstance(message, AIMessageChunk):
+                    text = message.text
+                    if text:
+                        self.emit(MessageDelta(text=text))
+                continue
+            for node, update in chunk.items():
+                if node == "__interrupt__":
+                    interrupt_value = dict(update[0].value)
+                    continue
+                if not isinstance(update, dict):
+                    continue
+                for message in update.get("messages") or []:
+                    if isinstance(message, AIMessage):
+                        self._on_ai_message(message, from_model=node == "model")
+                    elif isinstance(message, ToolMessage):
+                        self._on_tool_message(message, rejected=node != "tools")
+        return interrupt_value
+
+    def _on_ai_message(self, message: Any, *, from_model: bool) -> None:
+        for call in message.tool_calls:
+            if call["id"] not in self._emitted_calls:
+                self._emitted_calls.add(call["id"])
+                self.emit(ToolCall(id=call["id"], name=call["name"], args=call["args"]))
+        if from_model:
+            self.emit(self.session._context_usage(self.thread_id, message))
+
+    def _on_tool_message(self, message: Any, *, rejected: bool) -> None:
+        status = "rejected" if rejected else ("error" if message.status == "error" else "success")
+        content = message.content if isinstance(message.content, str) else message.text
+        self.emit(
+            ToolResult(
+                id=message.tool_call_id, name=message.name or "", status=status, content=content
+            )
+        )
+
+    async def _collect_decisions(self, value: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """Register the interrupt's requests, emit them, and wait for every decision."""
+        requests = [ApprovalRequested.model_validate(r) for r in value.get("requests", [])]
+        batch_id = str(value.get("batch_id") or (requests[0].approval_id if requests else ""))
+        decisions: dict[str, dict[str, Any]] = {}
+        waiting: list[tuple[ApprovalRequested, asyncio.Future[dict[str, Any]]]] = []
+        for request in requests:
+            known = await self.session._register_approval(request, batch_id)
+            if known is not None and known.decision is not None:
+                decisions[request.tool_call_id or ""] = known.decision
+                continue
+            future = self.session._await_decision(self, request)
+            waiting.append((request, future))
+            self.emit(request)
+        for request, future in waiting:
+            decisions[request.tool_call_id or ""] = await future
+        return decisions

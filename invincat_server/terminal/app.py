@@ -1,0 +1,262 @@
+"""`invincat chat`: one-shot turns and the interactive REPL over the Session API."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from invincat_server.runtime.config import ConfigError, Settings, find_project_root
+from invincat_server.runtime.errors import SessionError
+from invincat_server.runtime.events import ApprovalRequested
+from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.session import Session
+from invincat_server.runtime.turn import Turn
+from invincat_server.terminal.approver import Approver, AutoApprover, NoAnswer, PromptApprover
+from invincat_server.terminal.render import HumanRenderer, JsonRenderer
+from invincat_server.terminal.stdin import LineReader
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+REPL_HELP = """Commands:
+  /help            this help
+  /new             start a new thread
+  /threads         list saved threads
+  /thread ID       switch to a saved thread
+  /exit, /quit     leave (Ctrl-D works too)
+Ctrl-C cancels the running turn; at the prompt it leaves."""
+NOT_YET = {"/plan", "/memory", "/offload", "/skills"}
+
+
+@dataclass
+class ChatOptions:
+    prompt: str | None
+    yes: bool
+    json: bool
+    thread: str | None
+    resume: bool
+    cwd: str | None
+    model: str | None
+
+
+class Pending(Exception):
+    """An approval was left pending because input ended."""
+
+
+class ChatApp:
+    def __init__(self, settings: Settings, options: ChatOptions) -> None:
+        self.settings = settings.with_model(options.model)
+        self.options = options
+        self.renderer: HumanRenderer | JsonRenderer = (
+            JsonRenderer() if options.json else HumanRenderer()
+        )
+        self.session: Session | None = None
+        self.current: Turn | None = None
+        self.interrupted = False
+
+    def _err(self, text: str) -> None:
+        sys.stderr.write(f"invincat: {text}\n")
+        sys.stderr.flush()
+
+    async def run(self) -> int:
+        cwd = Path(self.options.cwd or ".").expanduser()
+        if not cwd.is_dir():
+            self._err(f"--cwd {cwd} is not a directory.")
+            return EXIT_USAGE
+        workspace = Workspace(find_project_root(cwd))
+        try:
+            self.session = await Session(
+                self.settings, workspace, auto_approve=self.options.yes
+            ).open()
+        except ConfigError as exc:
+            self._err(str(exc))
+            return EXIT_USAGE
+        self.reader = LineReader()
+        self.approver: Approver = (
+            AutoApprover() if self.options.yes else PromptApprover(self.renderer, self.reader)
+        )
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        try:
+            thread_id = await self._pick_thread()
+            if thread_id is False:
+                return EXIT_USAGE
+            return await self._main(thread_id or None)
+        except Pending as exc:
+            self._err(str(exc))
+            return EXIT_FAILED
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            await self.session.close()
+
+    async def _pick_thread(self) -> str | bool | None:
+        assert self.session is not None
+        if self.options.thread:
+            known = {t.thread_id for t in await self.session.threads()}
+            if self.options.thread not in known:
+                self._err(f"unknown thread {self.options.thread!r}; see `invincat threads list`.")
+                return False
+            return self.options.thread
+        if self.options.resume:
+            threads = await self.session.threads(all_workspaces=False)
+            if not threads:
+                self._err(
+                    "no saved thread in this workspace to resume; start one without --resume."
+                )
+                return False
+            return threads[0].thread_id
+        return None
+
+    async def _main(self, thread_id: str | None) -> int:
+        assert self.session is not None
+        status = EXIT_OK
+        if thread_id:
+            status = await self._finish_pending(thread_id)
+        if self.options.prompt is not None:
+            if status != EXIT_OK:
+                return status
+            return await self._one_turn(self.options.prompt, thread_id)
+        if self.options.thread and not sys.stdin.isatty() and status != EXIT_OK:
+            return status
+        return await self._repl(thread_id)
+
+    async def _finish_pending(self, thread_id: str) -> int:
+        """Decide approvals left pending by an earlier process, then finish that turn."""
+        assert self.session is not None
+        status = EXIT_OK
+        for request in await self.session.pending_approvals(thread_id):
+            self.renderer.note(f"Pending approval from an earlier session ({request.approval_id}):")
+            result = await self.session.resolve(request.approval_id, await self._decide(request))
+            if not result.resolved:
+                self._err(result.reason or "could not resolve the approval")
+            if result.turn is not None:
+                status = await self._drive(result.turn)
+        return status
+
+    async def _decide(self, request: ApprovalRequested) -> dict[str, object]:
+        try:
+            return await self.approver.decide(request)
+        except NoAnswer:
+            raise Pending(
+                f"input ended; approval {request.approval_id} is still pending. Resume with "
+                f"`invincat chat --thread {request.thread_id}`."
+            ) from None
+
+    async def _one_turn(self, prompt: str, thread_id: str | None) -> int:
+        assert self.session is not None
+        try:
+            turn = await self.session.start_turn(prompt, thread_id)
+        except SessionError as exc:
+            self._err(str(exc))
+            return EXIT_USAGE
+        return await self._drive(turn)
+
+    async def _drive(self, turn: Turn) -> int:
+        assert self.session is not None
+        self.current = turn
+        try:
+            async for event in turn.events():
+                self.renderer.event(event)
+                if isinstance(event, ApprovalRequested) and not turn.done:
+                    decision = await self._decide(event)
+                    result = await self.session.resolve(event.approval_id, decision)
+                    if not result.resolved:
+                        self.renderer.note(f"not resolved: {result.reason}")
+        finally:
+            self.current = None
+        return {"completed": EXIT_OK, "failed": EXIT_FAILED, "cancelled": EXIT_INTERRUPTED}[
+            turn.status or "failed"
+        ]
+
+    def _on_sigint(self) -> None:
+        if self.current is not None and self.session is not None:
+            self.session.cancel(self.current.turn_id)
+        else:
+            self.interrupted = True
+            for task in asyncio.all_tasks():
+                if task.get_name() == "invincat-repl":
+                    task.cancel()
+
+    async def _repl(self, thread_id: str | None) -> int:
+        task = asyncio.current_task()
+        if task is not None:
+            task.set_name("invincat-repl")
+        try:
+            return await self._repl_loop(thread_id)
+        except asyncio.CancelledError:
+            return EXIT_INTERRUPTED if self.interrupted else EXIT_OK
+
+    async def _repl_loop(self, thread_id: str | None) -> int:
+        assert self.session is not None
+        self.renderer.note("Invincat chat — /help for commands, Ctrl-D to leave.")
+        while True:
+            self.renderer.prompts.write("\n› ")
+            self.renderer.prompts.flush()
+            line = await self.reader.readline()
+            if line is None:
+                return EXIT_OK
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("/"):
+                command, _, arg = line.partition(" ")
+                if command in ("/exit", "/quit"):
+                    return EXIT_OK
+                if command == "/help":
+                    self.renderer.note(REPL_HELP)
+                elif command == "/new":
+                    thread_id = None
+                    self.renderer.note("New thread.")
+                elif command == "/threads":
+                    for info in await self.session.threads():
+                        self.renderer.note(f"{info.thread_id}  {info.updated_at}  {info.title}")
+                elif command == "/thread":
+                    known = {t.thread_id for t in await self.session.threads()}
+                    if arg.strip() in known:
+                        thread_id = arg.strip()
+                        self.renderer.note(f"Switched to {thread_id}.")
+                        await self._finish_pending(thread_id)
+                    else:
+                        self.renderer.note(f"Unknown thread {arg.strip()!r}.")
+                elif command in NOT_YET:
+                    self.renderer.note(f"{command} is not available in this version yet.")
+                else:
+                    self.renderer.note(f"Unknown command {command}; /help lists them.")
+                continue
+            try:
+                turn = await self.session.start_turn(line, thread_id)
+            except SessionError as exc:
+                self.renderer.note(str(exc))
+                continue
+            thread_id = turn.thread_id
+            await self._drive(turn)
+
+
+async def run_chat(settings: Settings, options: ChatOptions) -> int:
+    return await ChatApp(settings, options).run()
+
+
+async def list_threads(settings: Settings, as_json: bool) -> int:
+    import json
+
+    from invincat_server.runtime.records import Records
+
+    if not settings.threads_db.exists():
+        threads = []
+    else:
+        records = await Records.open(settings.threads_db)
+        try:
+            threads = await records.threads()
+        finally:
+            await records.close()
+    if as_json:
+        print(json.dumps([t.to_json_dict() for t in threads]))
+        return EXIT_OK
+    if not threads:
+        print("No saved threads.")
+        return EXIT_OK
+    print(f"{'THREAD':<16}  {'UPDATED':<25}  TITLE")
+    for t in threads:
+        print(f"{t.thread_id:<16}  {t.updated_at:<25}  {t.title}")
+    return EXIT_OK

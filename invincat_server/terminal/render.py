@@ -1,0 +1,114 @@
+"""Rendering events for people (compact, streamed) or machines (`--json`, one per line)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from invincat_server.runtime.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    Error,
+    Event,
+    MessageDelta,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+)
+
+MAX_ARG_CHARS = 80
+
+
+def _short_args(args: dict[str, Any]) -> str:
+    parts = []
+    for key, value in args.items():
+        text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+        if len(text) > MAX_ARG_CHARS:
+            text = text[: MAX_ARG_CHARS - 1] + "…'"
+        parts.append(f"{key}={text}")
+    return ", ".join(parts)
+
+
+def summarize_result(content: str) -> str:
+    lines = content.strip().splitlines() or [""]
+    head = lines[0][:100]
+    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    return head + more
+
+
+class JsonRenderer:
+    """`--json`: every event as one JSON object per line on stdout."""
+
+    def __init__(self, out: TextIO | None = None, prompts: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.prompts = prompts or sys.stderr  # approval prompts never pollute the JSON stream
+
+    def event(self, event: Event) -> None:
+        self.out.write(json.dumps(event.to_json_dict(), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def note(self, text: str) -> None:
+        self.prompts.write(text + "\n")
+        self.prompts.flush()
+
+
+class HumanRenderer:
+    """Streams the answer as it arrives; tool calls and results as compact lines."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.prompts = self.out
+        self._mid_line = False
+
+    def _line(self, text: str, stream: TextIO | None = None) -> None:
+        stream = stream or self.out
+        if self._mid_line:
+            self.out.write("\n")
+            self._mid_line = False
+        stream.write(text + "\n")
+        stream.flush()
+
+    def note(self, text: str) -> None:
+        self._line(text)
+
+    def event(self, event: Event) -> None:
+        if isinstance(event, MessageDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ToolCall):
+            self._line(f"● {event.name}({_short_args(event.args)})")
+        elif isinstance(event, ToolResult):
+            mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]
+            self._line(f"  {mark} {summarize_result(event.content)}")
+        elif isinstance(event, ApprovalResolved):
+            extra = f" — remembered: {event.remembered}" if event.remembered else ""
+            self._line(f"  ✓ {event.decision}{extra}")
+        elif isinstance(event, Error):
+            self._line(f"error: {event.message}", self.err)
+        elif isinstance(event, TurnEnd):
+            if self._mid_line:
+                self.out.write("\n")
+                self._mid_line = False
+            if event.status == "cancelled":
+                self._line("(turn cancelled)", self.err)
+            self.out.flush()
+
+    def approval(self, request: ApprovalRequested) -> None:
+        """Show what is asked: description, and the diff for file changes."""
+        self._line(f"⚠ Approval needed: {request.description}")
+        if request.diff:
+            for line in request.diff.rstrip("\n").splitlines():
+                self._line("    " + line)
+        elif request.tool_name != "execute":
+            self._line(f"    args: {json.dumps(request.args, ensure_ascii=False)[:500]}")
+
+
+def describe_approval_for_prompt(request: ApprovalRequested, stream: TextIO) -> None:
+    """Plain-text approval description for `--json` mode (on stderr)."""
+    stream.write(f"Approval needed: {request.description}\n")
+    if request.diff:
+        stream.write(request.diff if request.diff.endswith("\n") else request.diff + "\n")
+    stream.flush()

@@ -1,0 +1,96 @@
+"""Writing chat-completion answers and scripted faults onto the wire."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from .completions import Reply, completion_object, error_payload, sse_event, stream_chunks
+from .scenario import Step
+from .wire import LAST_CHUNK, encode_chunk, response_head, send_json, send_response
+
+logger = logging.getLogger("invincat_server.testing.fake_openai")
+
+
+async def send_http_fault(
+    writer: asyncio.StreamWriter,
+    step: Step,
+    status: int,
+    headers: list[tuple[str, str]],
+) -> None:
+    """An OpenAI-style error response for an `http_NNN` fault step."""
+    headers = list(headers)
+    if "retry_after" in step:
+        seconds = step["retry_after"]
+        text = str(int(seconds)) if float(seconds).is_integer() else str(seconds)
+        # The SDK prefers retry-after-ms, which allows sub-second waits in tests.
+        headers += [("retry-after", text), ("retry-after-ms", str(round(seconds * 1000)))]
+    await send_json(writer, status, error_payload(status, step.get("message")), headers=headers)
+
+
+async def send_completion(
+    writer: asyncio.StreamWriter,
+    reply: Reply,
+    step: Step,
+    headers: list[tuple[str, str]],
+) -> None:
+    """A non-streaming `chat.completion` answer (or half of one, for `cut`)."""
+    payload = json.dumps(completion_object(reply)).encode()
+    if step.get("fault") != "cut":
+        await send_response(writer, 200, payload, headers=headers)
+        return
+    # Promise the full length, deliver half: the client must report a short body.
+    head = response_head(
+        200,
+        [("Content-Type", "application/json"), ("Content-Length", str(len(payload))), *headers],
+    )
+    writer.write(head + payload[: len(payload) // 2])
+    await writer.drain()
+    logger.info("fake-openai: cut the connection mid-body")
+
+
+async def send_stream(
+    writer: asyncio.StreamWriter,
+    reply: Reply,
+    step: Step,
+    include_usage: bool,
+    headers: list[tuple[str, str]],
+) -> None:
+    """An SSE stream of `chat.completion.chunk` events in a chunked body.
+
+    For `cut`, stop after some events without the terminating chunk or `[DONE]`.
+    """
+    chunks = stream_chunks(reply, include_usage=include_usage)
+    events = [sse_event(chunk) for chunk in chunks] + [sse_event("[DONE]")]
+    cut = step.get("fault") == "cut"
+    if cut:
+        # Body chunks sit between the role chunk and the finish (+ usage) chunks.
+        body_count = len(chunks) - 2 - (1 if include_usage else 0)
+        keep = min(step.get("cut_after_chunks", max(1, body_count // 2)), body_count)
+        events = events[: 1 + keep]
+
+    writer.write(
+        response_head(
+            200,
+            [
+                ("Content-Type", "text/event-stream; charset=utf-8"),
+                ("Transfer-Encoding", "chunked"),
+                ("Cache-Control", "no-cache"),
+                *headers,
+            ],
+        )
+    )
+    await writer.drain()
+    chunk_delay = step.get("chunk_delay", 0)
+    for i, event in enumerate(events):
+        if i and chunk_delay:
+            await asyncio.sleep(chunk_delay)
+        writer.write(encode_chunk(event))
+        await writer.drain()
+    if cut:
+        # No terminating zero-size chunk and no [DONE]: the caller closes the socket.
+        logger.info("fake-openai: cut the stream after %d events", len(events))
+        return
+    writer.write(LAST_CHUNK)
+    await writer.drain()

@@ -1,0 +1,3 @@
+"""Shared pytest configuration."""
+
+pytest_plugins = ["invincat_server.testing.fixtures"]

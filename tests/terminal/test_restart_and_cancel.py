@@ -1,0 +1,101 @@
+"""Pending approvals survive a dead process; cancelled turns leave a usable thread."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from invincat_server.runtime.agents.history_repair import INTERRUPTED_NOTE
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.terminal.cli_process import LiveInvincat, process_running, run_invincat
+
+
+def test_pending_approval_survives_a_killed_process_and_is_resolved_by_a_new_one(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "r.txt", "content": "R\n"}}
+                ]
+            },
+            {"content": "Finished after the restart."},
+        ]
+    )
+    first = LiveInvincat(["chat", "write r", "--json", "--cwd", str(workspace)], invincat_env)
+    asked = first.wait_for("approval_requested")
+    first.kill()  # no chance to clean up: like a crash or a closed laptop
+    assert not (workspace / "r.txt").exists()
+
+    second = run_invincat(
+        ["chat", "--thread", asked["thread_id"], "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="y\n",
+    )
+    assert second.code == 0, second.stderr
+    assert (workspace / "r.txt").read_text() == "R\n"
+    [resolved] = second.of_type("approval_resolved")
+    assert resolved["approval_id"] == asked["approval_id"]
+    end = second.of_type("turn_end")[-1]
+    assert end["status"] == "completed" and end["thread_id"] == asked["thread_id"]
+    assert "Finished after the restart." in "".join(
+        e["text"] for e in second.of_type("message_delta")
+    )
+
+
+def test_input_ending_at_an_approval_leaves_it_pending(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "p.txt", "content": "P"}}
+                ]
+            },
+            {"content": "done"},
+        ]
+    )
+    first = run_invincat(["chat", "write p", "--json", "--cwd", str(workspace)], invincat_env)
+    assert first.code == 1
+    assert "still pending" in first.stderr and "--thread" in first.stderr
+    thread_id = first.of_type("approval_requested")[0]["thread_id"]
+    second = run_invincat(
+        ["chat", "--thread", thread_id, "--yes", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert second.code == 0, second.stderr
+    assert (workspace / "p.txt").read_text() == "P"
+
+
+def test_ctrl_c_mid_tool_cancels_the_turn_and_the_next_turn_works(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    marker = "sleep 47.25"
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "execute", "arguments": {"command": marker}}]},
+            {"content": "Still here after the cancel."},
+        ]
+    )
+    repl = LiveInvincat(["chat", "--yes", "--json", "--cwd", str(workspace)], invincat_env)
+    repl.send("run the long command\n")
+    repl.wait_for("tool_call", name="execute")
+    deadline = time.monotonic() + 10
+    while not process_running(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process_running(marker)
+    repl.interrupt()
+    cancelled = repl.wait_for("turn_end")
+    assert cancelled["status"] == "cancelled"
+    time.sleep(0.3)
+    assert not process_running(marker), "the shell command outlived the cancelled turn"
+
+    repl.send("are you still there?\n")
+    completed = repl.wait_for("turn_end")
+    assert completed["status"] == "completed" and completed["thread_id"] == cancelled["thread_id"]
+    assert repl.finish() == 0
+    messages = fake_openai.chat_requests()[-1]["messages"]
+    tool_messages = [m for m in messages if m["role"] == "tool"]
+    assert tool_messages and tool_messages[0]["content"] == INTERRUPTED_NOTE
+    assert messages[-1] == {"role": "user", "content": "are you still there?"}

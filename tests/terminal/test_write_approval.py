@@ -1,0 +1,107 @@
+"""Writes ask first: approve, reject with a message, edit args, approve always."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.terminal.cli_process import run_invincat
+
+
+def _write(path: str, content: str) -> dict:
+    return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
+def _tool_messages(server: FakeOpenAIServer) -> list[dict]:
+    return [m for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+
+
+def test_approve_writes_the_file_and_shows_the_diff(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([_write("notes.txt", "hello\n"), {"content": "Wrote notes.txt."}])
+    result = run_invincat(
+        ["chat", "write notes", "--cwd", str(workspace)], invincat_env, input="y\n"
+    )
+    assert result.code == 0, result.stderr
+    assert (workspace / "notes.txt").read_text() == "hello\n"
+    assert "+hello" in result.stdout and "notes.txt" in result.stdout
+    assert "Wrote notes.txt." in result.stdout
+
+
+def test_reject_leaves_the_file_untouched_and_tells_the_model_why(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([_write("notes.txt", "hello\n"), {"content": "OK, I will not."}])
+    result = run_invincat(
+        ["chat", "write notes", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="n\nuse README.md instead\n",
+    )
+    assert result.code == 0, result.stderr
+    assert not (workspace / "notes.txt").exists()
+    [tool_message] = _tool_messages(fake_openai)
+    assert (
+        "rejected" in tool_message["content"] and "use README.md instead" in tool_message["content"]
+    )
+    [resolved] = result.of_type("approval_resolved")
+    assert resolved["decision"] == "reject"
+    assert result.of_type("tool_result")[0]["status"] == "rejected"
+
+
+def test_edit_runs_the_edited_arguments(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([_write("notes.txt", "hello\n"), {"content": "Done."}])
+    edited = {"path": "docs/other.txt", "content": "edited by me\n"}
+    result = run_invincat(
+        ["chat", "write notes", "--cwd", str(workspace)],
+        invincat_env,
+        input="e\n" + json.dumps(edited) + "\n",
+    )
+    assert result.code == 0, result.stderr
+    assert not (workspace / "notes.txt").exists()
+    assert (workspace / "docs" / "other.txt").read_text() == "edited by me\n"
+    ai_call = next(m for m in fake_openai.chat_requests()[-1]["messages"] if m.get("tool_calls"))
+    assert json.loads(ai_call["tool_calls"][0]["function"]["arguments"]) == edited
+
+
+def test_approve_always_for_the_workspace_is_remembered_by_a_new_process(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([_write("a.txt", "A\n"), {"content": "first done"}])
+    first = run_invincat(
+        ["chat", "write a", "--json", "--cwd", str(workspace)], invincat_env, input="w\n"
+    )
+    assert first.code == 0, first.stderr
+    [asked] = first.of_type("approval_requested")
+    workspace_option = next(o for o in asked["always_options"] if o["scope"] == "workspace")
+    assert str(workspace.resolve()) in workspace_option["label"]
+    [resolved] = first.of_type("approval_resolved")
+    assert resolved["remembered"] == workspace_option["label"]
+
+    fake_openai.add_steps([_write("b.txt", "B\n"), {"content": "second done"}])
+    second = run_invincat(["chat", "write b", "--json", "--cwd", str(workspace)], invincat_env)
+    assert second.code == 0, second.stderr
+    assert second.of_type("approval_requested") == []
+    assert (workspace / "b.txt").read_text() == "B\n"
+
+
+def test_execute_asks_and_session_rule_does_not_leak_to_other_commands(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "execute", "arguments": {"command": "echo one > one.txt"}}]},
+            {"content": "ran"},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "run it", "--json", "--cwd", str(workspace)], invincat_env, input="y\n"
+    )
+    assert result.code == 0, result.stderr
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "execute" and "echo one" in asked["description"]
+    assert (workspace / "one.txt").read_text() == "one\n"
+    assert "[exit code: 0]" in result.of_type("tool_result")[0]["content"]
