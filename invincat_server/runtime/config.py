@@ -41,6 +41,12 @@ class Settings:
     """Retries of a failed model request: 429 and 5xx (`INVINCAT_MAX_RETRIES`)."""
     context_window: int = DEFAULT_CONTEXT_WINDOW
     """Model context window in tokens, used for `context_usage` (`INVINCAT_CONTEXT_WINDOW`)."""
+    compaction_threshold: float = 0.8
+    """Auto-compact when estimated context passes this fraction of the window."""
+    auto_compaction: bool = True
+    """Summarise older turns when the threshold is passed (`INVINCAT_AUTO_COMPACTION`)."""
+    micro_compaction: bool = True
+    """Elide old bulky tool outputs in model requests (`INVINCAT_MICRO_COMPACTION`)."""
 
     @property
     def threads_db(self) -> Path:
@@ -77,6 +83,17 @@ def _number(raw: object, name: str, kind: type[int] | type[float]) -> int | floa
         raise ConfigError(f"{name} must be a number, got {raw!r}.") from exc
 
 
+def _flag(raw: str | None, name: str, default: bool) -> bool:
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be true or false, got {raw!r}.")
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read settings from the environment and `$INVINCAT_HOME/config.toml`."""
     env = os.environ if env is None else env
@@ -90,6 +107,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     timeout = pick("INVINCAT_REQUEST_TIMEOUT", "request_timeout")
     retries = pick("INVINCAT_MAX_RETRIES", "max_retries")
     window = pick("INVINCAT_CONTEXT_WINDOW", "context_window")
+    threshold = pick("INVINCAT_COMPACTION_THRESHOLD", "compaction_threshold")
+    threshold_value = float(_number(threshold, "compaction_threshold", float)) if threshold else 0.8
+    if not 0.1 <= threshold_value <= 1.0:
+        raise ConfigError(f"compaction_threshold must be between 0.1 and 1.0, got {threshold}.")
     return Settings(
         home=home,
         model=pick("INVINCAT_MODEL", "model"),
@@ -101,6 +122,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         context_window=int(_number(window, "context_window", int))
         if window
         else DEFAULT_CONTEXT_WINDOW,
+        compaction_threshold=threshold_value,
+        auto_compaction=_flag(
+            pick("INVINCAT_AUTO_COMPACTION", "auto_compaction"), "auto_compaction", True
+        ),
+        micro_compaction=_flag(
+            pick("INVINCAT_MICRO_COMPACTION", "micro_compaction"), "micro_compaction", True
+        ),
     )
 
 

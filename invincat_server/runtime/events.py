@@ -94,6 +94,9 @@ class ContextUsage(_Event):
     type: Literal["context_usage"] = "context_usage"
     tokens: int
     limit: int
+    compacted: bool = False
+    """True when this reports an auto-compaction or offload; `tokens_before` is then set."""
+    tokens_before: int | None = None
 
 
 class Error(_Event):

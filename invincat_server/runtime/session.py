@@ -79,6 +79,7 @@ class Session:
         )
         self._model = model
         self._graph: Any = None
+        self._context: Any = None
         self._conn: Any = None
         self._records: Records | None = None
         self._turns: dict[str, Turn] = {}
@@ -95,7 +96,8 @@ class Session:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
-        from invincat_server.runtime.agents.main_agent import build_main_agent
+        from invincat_server.runtime.agents.main_agent import build_main_agent, system_prompt
+        from invincat_server.runtime.context.middleware import ContextMiddleware, ContextSettings
         from invincat_server.runtime.models import build_chat_model
         from invincat_server.runtime.tools import build_core_tools
 
@@ -111,10 +113,21 @@ class Session:
         self._records = await Records.open(self.settings.threads_db)
         tools = build_core_tools(self.workspace, documents=self.documents)
         approvals = ApprovalMiddleware(self.policy, self.workspace, self.documents)
+        self._context = ContextMiddleware(
+            model,
+            ContextSettings(
+                window=self.settings.context_window,
+                threshold=self.settings.compaction_threshold,
+                micro=self.settings.micro_compaction,
+                auto=self.settings.auto_compaction,
+            ),
+            system_prompt(str(self.workspace.root)),
+        )
         self._graph = build_main_agent(
             model=model,
             tools=tools,
             approvals=approvals,
+            context=self._context,
             checkpointer=saver,
             workspace_root=str(self.workspace.root),
         )
@@ -222,6 +235,58 @@ class Session:
             )
         )
         return ResolveResult(True, turn=turn)
+
+    async def offload(self, thread_id: str) -> dict[str, Any]:
+        """Move all but the latest turn out of the model's context into
+        `.invincat/offload/<thread>.md`; returns a compaction report."""
+        from invincat_server.runtime.context.offload import append_offload, offload_path
+        from invincat_server.runtime.redaction import redact_text
+
+        records = self._require_records()
+        if await records.thread(thread_id) is None:
+            raise UnknownThreadError(f"Unknown thread {thread_id!r}.")
+        self._ensure_idle(thread_id)
+        if await records.pending(thread_id):
+            raise SessionError(
+                f"Thread {thread_id} has a pending approval; resolve it before offloading."
+            )
+        config = self._config(thread_id)
+        state = await self._graph.aget_state(config)
+        messages = state.values.get("messages", [])
+        compaction = state.values.get("compaction")
+        path = offload_path(self.workspace.root, thread_id)
+        shown = self.workspace.relative(path)
+        record = await self._context.compact(
+            messages,
+            compaction,
+            reason="offload",
+            keep_tokens=0,
+            summarize=False,
+            note=f"The full earlier conversation is in {shown}; read it if you need details.",
+        )
+        if record is None:
+            tokens = self._context.estimate(messages)
+            return {
+                "threadId": thread_id,
+                "offloadedMessages": 0,
+                "file": None,
+                "tokensBefore": tokens,
+                "tokensAfter": tokens,
+            }
+        ids = [m.id for m in messages]
+        start = (
+            ids.index(compaction["cut_id"]) if compaction and compaction.get("cut_id") in ids else 0
+        )
+        moved = messages[start : record["messages_cut"]]
+        append_offload(path, moved, thread_id=thread_id, redact=redact_text)
+        await self._graph.aupdate_state(config, {"compaction": record})
+        return {
+            "threadId": thread_id,
+            "offloadedMessages": len(moved),
+            "file": str(path),
+            "tokensBefore": record["tokens_before"],
+            "tokensAfter": record["tokens_after"],
+        }
 
     def cancel(self, turn_id: str) -> bool:
         """Cancel a running turn (a running shell command is killed). False if not running."""

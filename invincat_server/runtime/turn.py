@@ -20,6 +20,7 @@ from invincat_server.runtime.events import (
     ToolResult,
     TurnEnd,
     TurnStart,
+    parse_event,
 )
 
 if TYPE_CHECKING:
@@ -105,8 +106,13 @@ class Turn:
         interrupt_value: dict[str, Any] | None = None
         config = self.session._config(self.thread_id)
         async for mode, chunk in self.session._graph.astream(
-            graph_input, config, stream_mode=["messages", "updates"]
+            graph_input, config, stream_mode=["messages", "updates", "custom"]
         ):
+            if mode == "custom":
+                # Middleware report events (context compaction, todos, ...) this way.
+                if isinstance(chunk, dict) and "type" in chunk:
+                    self.emit(parse_event(chunk))
+                continue
             if mode == "messages":
                 message, meta = chunk
                 if meta.get("langgraph_node") == "model" and isinstance(message, AIMessageChunk):

@@ -24,9 +24,10 @@ REPL_HELP = """Commands:
   /new             start a new thread
   /threads         list saved threads
   /thread ID       switch to a saved thread
+  /offload         move older messages of this thread out of the model's context
   /exit, /quit     leave (Ctrl-D works too)
 Ctrl-C cancels the running turn; at the prompt it leaves."""
-NOT_YET = {"/plan", "/memory", "/offload", "/skills"}
+NOT_YET = {"/plan", "/memory", "/skills"}
 
 
 @dataclass
@@ -219,6 +220,8 @@ class ChatApp:
                         await self._finish_pending(thread_id)
                     else:
                         self.renderer.note(f"Unknown thread {arg.strip()!r}.")
+                elif command == "/offload":
+                    await self._offload(thread_id)
                 elif command in NOT_YET:
                     self.renderer.note(f"{command} is not available in this version yet.")
                 else:
@@ -231,6 +234,25 @@ class ChatApp:
                 continue
             thread_id = turn.thread_id
             await self._drive(turn)
+
+
+    async def _offload(self, thread_id: str | None) -> None:
+        assert self.session is not None
+        if thread_id is None:
+            self.renderer.note("Nothing to offload yet: this thread has no messages.")
+            return
+        try:
+            report = await self.session.offload(thread_id)
+        except SessionError as exc:
+            self.renderer.note(str(exc))
+            return
+        if not report["offloadedMessages"]:
+            self.renderer.note("Nothing to offload: only the latest turn is in context.")
+            return
+        self.renderer.note(
+            f"Offloaded {report['offloadedMessages']} messages to {report['file']} "
+            f"(context ~{report['tokensBefore']} → ~{report['tokensAfter']} tokens)."
+        )
 
 
 async def run_chat(settings: Settings, options: ChatOptions) -> int:

@@ -33,17 +33,24 @@ def build_main_agent(
     model: BaseChatModel,
     tools: Sequence[BaseTool],
     approvals: ApprovalMiddleware,
+    context: AgentMiddleware | None,
     checkpointer: BaseCheckpointSaver,
     workspace_root: str,
     extra_middleware: Sequence[AgentMiddleware] = (),
 ) -> Any:
-    """Compile the main agent graph. Order matters: history repair wraps every model call,
-    approvals run after every model response before any tool executes."""
+    """Compile the main agent graph. Order matters: history repair wraps every model call
+    (outermost), then context management shapes what the model sees; approvals run after
+    every model response before any tool executes."""
     return create_agent(
         model=model,
         tools=list(tools),
         system_prompt=system_prompt(workspace_root),
-        middleware=[HistoryRepairMiddleware(), approvals, *extra_middleware],
+        middleware=[
+            HistoryRepairMiddleware(),
+            *([context] if context is not None else []),
+            approvals,
+            *extra_middleware,
+        ],
         checkpointer=checkpointer,
         name="invincat",
     )
