@@ -37,13 +37,25 @@ class DecisionError(ValueError):
     """A decision that cannot be applied; the message says what is wrong."""
 
 
+DECISIONS_BY_KIND = {
+    "tool": frozenset({"approve", "approve_always", "reject", "edit"}),
+    "plan": frozenset({"approve", "reject", "refine"}),
+    # reject cancels the question: the agent is told "(cancelled)".
+    "question": frozenset({"answer", "reject"}),
+}
+
+
 class Decision(BaseModel):
     """A person's answer to one approval request."""
 
-    type: Literal["approve", "approve_always", "reject", "edit"]
+    type: Literal["approve", "approve_always", "reject", "edit", "refine", "answer"]
     scope: Literal["session", "workspace"] | None = None
     message: str | None = None
     edited_args: dict[str, Any] | None = None
+    feedback: str | None = None
+    """For `refine` of a plan: what to change."""
+    answers: list[str] | None = None
+    """For `answer` of a question request: one answer per question, in order."""
 
     @model_validator(mode="after")
     def _check_fields(self) -> Decision:
@@ -51,6 +63,10 @@ class Decision(BaseModel):
             raise ValueError("approve_always needs scope: 'session' or 'workspace'")
         if self.type == "edit" and self.edited_args is None:
             raise ValueError("edit needs edited_args: the full argument object to run instead")
+        if self.type == "refine" and not (self.feedback or "").strip():
+            raise ValueError("refine needs feedback: what the planner should change")
+        if self.type == "answer" and self.answers is None:
+            raise ValueError("answer needs answers: a list with one answer per question")
         return self
 
     @classmethod
@@ -60,6 +76,15 @@ class Decision(BaseModel):
         except ValidationError as exc:
             problems = "; ".join(err["msg"] for err in exc.errors())
             raise DecisionError(f"Invalid decision: {problems}") from exc
+
+    def allowed_for(self, kind: str) -> str | None:
+        """None if this decision fits a request of `kind`, else why not."""
+        allowed = DECISIONS_BY_KIND.get(kind, DECISIONS_BY_KIND["tool"])
+        if self.type in allowed:
+            return None
+        return f"Decision {self.type!r} does not apply to a {kind} request; use one of: " + (
+            ", ".join(sorted(allowed))
+        )
 
     def describe(self) -> str:
         if self.type == "approve_always":

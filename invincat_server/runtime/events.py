@@ -66,6 +66,12 @@ class ApprovalRequested(_Event):
     diff: str | None = None
     proposed_text: str | None = None
     always_options: list[AlwaysOption] = Field(default_factory=list)
+    todos: list[dict[str, Any]] | None = None
+    """For `kind: "plan"`: the proposed todo list."""
+    questions: list[dict[str, Any]] | None = None
+    """For `kind: "question"`: `[{question, options?}]`."""
+    agent: Literal["main", "planner"] = "main"
+    """Which agent asked (a resumed plan approval continues in the planner)."""
 
 
 class ApprovalResolved(_Event):

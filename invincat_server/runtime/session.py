@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.approvals import (
@@ -31,7 +31,7 @@ from invincat_server.runtime.events import ApprovalRequested, ApprovalResolved, 
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
 from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource
-from invincat_server.runtime.turn import Turn
+from invincat_server.runtime.turn import Turn, TurnStatus
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -80,6 +80,7 @@ class Session:
         self._model = model
         self._graph: Any = None
         self._context: Any = None
+        self._planner: Any = None
         self._conn: Any = None
         self._records: Records | None = None
         self._turns: dict[str, Turn] = {}
@@ -96,7 +97,9 @@ class Session:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
+        from invincat_server.runtime.agents.interaction import InteractionMiddleware
         from invincat_server.runtime.agents.main_agent import build_main_agent, system_prompt
+        from invincat_server.runtime.agents.planner import build_planner_agent
         from invincat_server.runtime.context.middleware import ContextMiddleware, ContextSettings
         from invincat_server.runtime.models import build_chat_model
         from invincat_server.runtime.tools import build_core_tools
@@ -130,6 +133,16 @@ class Session:
             context=self._context,
             checkpointer=saver,
             workspace_root=str(self.workspace.root),
+            extra_middleware=[
+                InteractionMiddleware(headless=self.policy.auto_approve, agent="main")
+            ],
+        )
+        self._planner = build_planner_agent(
+            model=model,
+            tools=tools,
+            checkpointer=saver,
+            workspace_root=str(self.workspace.root),
+            headless=self.policy.auto_approve,
         )
         return self
 
@@ -166,8 +179,8 @@ class Session:
         """Start a turn and return at once; iterate `turn.events()` to follow it."""
         from langchain_core.messages import HumanMessage
 
-        if mode != "agent":
-            raise SessionError(f"Mode {mode!r} is not supported yet; use mode 'agent'.")
+        if mode not in ("agent", "plan"):
+            raise SessionError(f"Unknown mode {mode!r}; use 'agent' or 'plan'.")
         if not prompt.strip():
             raise SessionError("The prompt is empty; type what you want done.")
         records = self._require_records()
@@ -184,7 +197,12 @@ class Session:
         )
         # A new prompt abandons approvals still pending on this thread.
         await records.close_pending(thread_id, "superseded")
-        return self._launch(thread_id, {"messages": [HumanMessage(content=prompt)]})
+        if mode == "plan":
+            from invincat_server.runtime.plan_flow import plan_turn
+
+            return self._launch(thread_id, lambda turn: plan_turn(turn, prompt))
+        graph_input = {"messages": [HumanMessage(content=prompt)]}
+        return self._launch(thread_id, lambda turn: self._agent_body(turn, graph_input))
 
     async def resolve(self, approval_id: str, decision: dict[str, Any] | Decision) -> ResolveResult:
         """Apply a decision. The first decision for an approval wins; later ones get
@@ -226,8 +244,11 @@ class Session:
         if any(r.status != "resolved" for r in batch):
             return ResolveResult(True, "The turn that asked was cancelled; nothing to resume.")
         self._ensure_idle(record.thread_id)
-        turn = self._launch_resume(
-            record.thread_id, {r.request["tool_call_id"]: r.decision for r in batch}
+        turn = await self._launch_resume(
+            record.thread_id,
+            str(record.request.get("agent") or "main"),
+            record.batch_id,
+            {r.request["tool_call_id"]: r.decision for r in batch},
         )
         turn.emit(
             ApprovalResolved(
@@ -323,17 +344,43 @@ class Session:
         ]
 
     # turn plumbing (used by Turn) ------------------------------------------------
-    def _launch(self, thread_id: str, graph_input: Any) -> Turn:
+    def _launch(self, thread_id: str, body: Callable[[Turn], Awaitable[TurnStatus]]) -> Turn:
         turn = Turn(self, thread_id, "turn_" + uuid.uuid4().hex[:12])
         self._turns[turn.turn_id] = turn
         self._busy_threads[thread_id] = turn
-        turn.task = asyncio.create_task(turn.run(graph_input), name=f"invincat-{turn.turn_id}")
+        turn.task = asyncio.create_task(turn.run(body), name=f"invincat-{turn.turn_id}")
         return turn
 
-    def _launch_resume(self, thread_id: str, decisions: dict[str, Any]) -> Turn:
+    async def _agent_body(self, turn: Turn, graph_input: Any) -> TurnStatus:
+        await turn.drive(self._graph, graph_input, self._config(turn.thread_id))
+        return "completed"
+
+    async def _launch_resume(
+        self, thread_id: str, agent: str, batch_id: str, decisions: dict[str, Any]
+    ) -> Turn:
+        """Resume a checkpointed interrupt (the process that asked is gone)."""
         from langgraph.types import Command
 
-        return self._launch(thread_id, Command(resume={"decisions": decisions}))
+        graph = self._planner if agent == "planner" else self._graph
+        config = self._config(thread_id, agent=agent)
+        state = await graph.aget_state(config)
+        ids = [
+            item.id
+            for item in state.interrupts
+            if isinstance(item.value, dict) and item.value.get("batch_id") == batch_id
+        ]
+        value = {"decisions": decisions}
+        command = Command(resume={ids[0]: value}) if ids else Command(resume=value)
+
+        async def body(turn: Turn) -> TurnStatus:
+            await turn.drive(graph, command, config)
+            if agent == "planner":
+                from invincat_server.runtime.plan_flow import after_planner
+
+                return await after_planner(turn)
+            return "completed"
+
+        return self._launch(thread_id, body)
 
     def _ensure_idle(self, thread_id: str) -> None:
         running = self._busy_threads.get(thread_id)
@@ -369,8 +416,14 @@ class Session:
     def _log_exception(self, exc: BaseException) -> None:
         log.debug("turn failed", exc_info=exc)
 
-    def _config(self, thread_id: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": thread_id}, "recursion_limit": 200}
+    def _config(self, thread_id: str, agent: str = "main") -> dict[str, Any]:
+        # The planner keeps its own checkpoint under a derived key; tools read the user's
+        # thread id from `invincat_thread`.
+        key = thread_id if agent == "main" else f"{thread_id}/{agent}"
+        return {
+            "configurable": {"thread_id": key, "invincat_thread": thread_id},
+            "recursion_limit": 200,
+        }
 
     def _context_usage(self, thread_id: str, message: Any) -> ContextUsage:
         usage = getattr(message, "usage_metadata", None) or {}
@@ -401,8 +454,11 @@ class Session:
         """Re-register interrupts found in the checkpoint (e.g. written just before a crash)."""
         if self._busy_threads.get(thread_id) is not None:
             return
-        state = await self._graph.aget_state(self._config(thread_id))
-        for item in getattr(state, "interrupts", ()) or ():
+        items: list[Any] = []
+        for agent, graph in (("main", self._graph), ("planner", self._planner)):
+            state = await graph.aget_state(self._config(thread_id, agent=agent))
+            items += list(getattr(state, "interrupts", ()) or ())
+        for item in items:
             value = item.value if isinstance(item.value, dict) else {}
             for request in value.get("requests", []):
                 parsed = ApprovalRequested.model_validate(request)
@@ -411,6 +467,9 @@ class Session:
                 )
 
     def _validate_decision(self, record: ApprovalRecord, decision: Decision) -> str | None:
+        mismatch = decision.allowed_for(str(record.request.get("kind") or "tool"))
+        if mismatch:
+            return mismatch
         if decision.type == "edit":
             tool = record.request.get("tool_name")
             if not isinstance(decision.edited_args, dict):

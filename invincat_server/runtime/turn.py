@@ -8,7 +8,7 @@ one `turn_end` event, whatever happened.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from invincat_server.runtime.events import (
@@ -72,24 +72,16 @@ class Turn:
         return self.status
 
     # running -----------------------------------------------------------------
-    async def run(self, graph_input: Any) -> None:
-        from langgraph.types import Command
-
+    async def run(self, body: Callable[[Turn], Awaitable[TurnStatus]]) -> None:
+        """Run `body` (which drives one or more graphs) and always end with `turn_end`."""
         self.emit(TurnStart(thread_id=self.thread_id, turn_id=self.turn_id))
         status: TurnStatus = "failed"
         try:
-            current = graph_input
-            while True:
-                pending = await self._stream(current)
-                if pending is None:
-                    status = "completed"
-                    break
-                decisions = await self._collect_decisions(pending)
-                current = Command(resume={"decisions": decisions})
+            status = await body(self)
         except asyncio.CancelledError:
             status = "cancelled"
             await self.session._on_turn_cancelled(self)
-        except Exception as exc:
+        except Exception as exc:  # a turn must end with an event, never a traceback
             self.session._log_exception(exc)
             self.emit(Error(message=self.session._describe(exc)))
         finally:
@@ -99,17 +91,35 @@ class Turn:
             self._finished = True
             self._wake.set()
 
-    async def _stream(self, graph_input: Any) -> dict[str, Any] | None:
-        """Run the graph until it ends (None) or interrupts (the interrupt value)."""
+    async def drive(self, graph: Any, graph_input: Any, config: dict[str, Any]) -> None:
+        """Stream `graph` until it finishes, pausing at interrupts for decisions."""
+        from langgraph.types import Command
+
+        current = graph_input
+        while True:
+            interrupts = await self._stream(graph, current, config)
+            if not interrupts:
+                return
+            resumes: dict[str, Any] = {}
+            for interrupt_id, value in interrupts:
+                resumes[interrupt_id] = {"decisions": await self._collect_decisions(value)}
+            if len(resumes) == 1:
+                current = Command(resume=next(iter(resumes.values())))
+            else:
+                current = Command(resume=resumes)
+
+    async def _stream(
+        self, graph: Any, graph_input: Any, config: dict[str, Any]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Run the graph until it ends ([]) or interrupts ([(interrupt id, value)])."""
         from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
-        interrupt_value: dict[str, Any] | None = None
-        config = self.session._config(self.thread_id)
-        async for mode, chunk in self.session._graph.astream(
+        interrupts: list[tuple[str, dict[str, Any]]] = []
+        async for mode, chunk in graph.astream(
             graph_input, config, stream_mode=["messages", "updates", "custom"]
         ):
             if mode == "custom":
-                # Middleware report events (context compaction, todos, ...) this way.
+                # Middleware and tools report events (todos, compaction, ...) this way.
                 if isinstance(chunk, dict) and "type" in chunk:
                     self.emit(parse_event(chunk))
                 continue
@@ -122,7 +132,7 @@ class Turn:
                 continue
             for node, update in chunk.items():
                 if node == "__interrupt__":
-                    interrupt_value = dict(update[0].value)
+                    interrupts += [(item.id, dict(item.value)) for item in update]
                     continue
                 if not isinstance(update, dict):
                     continue
@@ -130,8 +140,10 @@ class Turn:
                     if isinstance(message, AIMessage):
                         self._on_ai_message(message, from_model=node == "model")
                     elif isinstance(message, ToolMessage):
-                        self._on_tool_message(message, rejected=node != "tools")
-        return interrupt_value
+                        self._on_tool_message(
+                            message, rejected=node.startswith("ApprovalMiddleware")
+                        )
+        return interrupts
 
     def _on_ai_message(self, message: Any, *, from_model: bool) -> None:
         for call in message.tool_calls:
@@ -142,7 +154,12 @@ class Turn:
             self.emit(self.session._context_usage(self.thread_id, message))
 
     def _on_tool_message(self, message: Any, *, rejected: bool) -> None:
-        status = "rejected" if rejected else ("error" if message.status == "error" else "success")
+        # ToolMessages written by middleware (not the tools node) are refusals: a rejected
+        # approval or a tool the planner may not use.
+        if rejected:
+            status = "rejected"
+        else:
+            status = "error" if message.status == "error" else "success"
         content = message.content if isinstance(message.content, str) else message.text
         self.emit(
             ToolResult(

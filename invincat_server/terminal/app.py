@@ -25,9 +25,10 @@ REPL_HELP = """Commands:
   /threads         list saved threads
   /thread ID       switch to a saved thread
   /offload         move older messages of this thread out of the model's context
+  /plan PROMPT     plan first: a read-only planner proposes steps for you to approve
   /exit, /quit     leave (Ctrl-D works too)
 Ctrl-C cancels the running turn; at the prompt it leaves."""
-NOT_YET = {"/plan", "/memory", "/skills"}
+NOT_YET = {"/memory", "/skills"}
 
 
 @dataclass
@@ -39,6 +40,7 @@ class ChatOptions:
     resume: bool
     cwd: str | None
     model: str | None
+    plan: bool = False
 
 
 class Pending(Exception):
@@ -117,7 +119,8 @@ class ChatApp:
         if self.options.prompt is not None:
             if status != EXIT_OK:
                 return status
-            return await self._one_turn(self.options.prompt, thread_id)
+            mode = "plan" if self.options.plan else "agent"
+            return await self._one_turn(self.options.prompt, thread_id, mode)
         if self.options.thread and not sys.stdin.isatty() and status != EXIT_OK:
             return status
         return await self._repl(thread_id)
@@ -144,10 +147,10 @@ class ChatApp:
                 f"`invincat chat --thread {request.thread_id}`."
             ) from None
 
-    async def _one_turn(self, prompt: str, thread_id: str | None) -> int:
+    async def _one_turn(self, prompt: str, thread_id: str | None, mode: str = "agent") -> int:
         assert self.session is not None
         try:
-            turn = await self.session.start_turn(prompt, thread_id)
+            turn = await self.session.start_turn(prompt, thread_id, mode)
         except SessionError as exc:
             self._err(str(exc))
             return EXIT_USAGE
@@ -220,6 +223,17 @@ class ChatApp:
                         await self._finish_pending(thread_id)
                     else:
                         self.renderer.note(f"Unknown thread {arg.strip()!r}.")
+                elif command == "/plan":
+                    if not arg.strip():
+                        self.renderer.note("Usage: /plan WHAT TO DO")
+                        continue
+                    try:
+                        turn = await self.session.start_turn(arg.strip(), thread_id, "plan")
+                    except SessionError as exc:
+                        self.renderer.note(str(exc))
+                        continue
+                    thread_id = turn.thread_id
+                    await self._drive(turn)
                 elif command == "/offload":
                     await self._offload(thread_id)
                 elif command in NOT_YET:
@@ -234,7 +248,6 @@ class ChatApp:
                 continue
             thread_id = turn.thread_id
             await self._drive(turn)
-
 
     async def _offload(self, thread_id: str | None) -> None:
         assert self.session is not None

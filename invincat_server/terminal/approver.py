@@ -28,9 +28,14 @@ class Approver(Protocol):
 
 
 class AutoApprover:
-    """`--yes`: approve everything without asking."""
+    """`--yes`: approve everything without asking; questions get no answer."""
 
     async def decide(self, request: ApprovalRequested) -> dict[str, Any]:
+        if request.kind == "question":
+            return {
+                "type": "answer",
+                "answers": ["(no answer: headless)"] * len(request.questions or []),
+            }
         return {"type": "approve"}
 
 
@@ -51,7 +56,69 @@ class PromptApprover:
             raise NoAnswer
         return line.strip()
 
+    async def _json_decision(self, answer: str) -> dict[str, Any] | None:
+        try:
+            decision = json.loads(answer)
+        except json.JSONDecodeError as exc:
+            self._say(f"Not valid JSON ({exc.msg}); try again.")
+            return None
+        if isinstance(decision, dict):
+            return decision
+        self._say("A decision must be a JSON object; try again.")
+        return None
+
     async def decide(self, request: ApprovalRequested) -> dict[str, Any]:
+        if request.kind == "plan":
+            return await self._decide_plan(request)
+        if request.kind == "question":
+            return await self._decide_question(request)
+        return await self._decide_tool(request)
+
+    async def _decide_plan(self, request: ApprovalRequested) -> dict[str, Any]:
+        self._say("Proposed plan:")
+        for index, todo in enumerate(request.todos or [], start=1):
+            self._say(f"  {index}. {todo.get('content', '')}")
+        while True:
+            answer = await self._ask(
+                "  [y] approve and execute\n  [n] reject\n  [r] refine (say what to change)\n> "
+            )
+            if answer.startswith("{"):
+                decision = await self._json_decision(answer)
+                if decision is not None:
+                    return decision
+                continue
+            key = answer[:1].lower()
+            if key == "y":
+                return {"type": "approve"}
+            if key == "n":
+                reason = await self._ask("Reason (optional): ")
+                return {"type": "reject", "message": reason or None}
+            if key == "r":
+                feedback = await self._ask("What should change? ")
+                if feedback:
+                    return {"type": "refine", "feedback": feedback}
+                self._say("Feedback is needed to refine; asking again.")
+                continue
+            self._say(f"Unknown answer {answer!r}; choose y, n or r.")
+
+    async def _decide_question(self, request: ApprovalRequested) -> dict[str, Any]:
+        answers = []
+        for question in request.questions or []:
+            self._say(f"? {question.get('question', '')}")
+            options = question.get("options") or []
+            for index, option in enumerate(options, start=1):
+                self._say(f"  [{index}] {option}")
+            answer = await self._ask("> ")
+            if answer.startswith("{"):
+                decision = await self._json_decision(answer)
+                if decision is not None:
+                    return decision
+            if answer.isdigit() and 1 <= int(answer) <= len(options):
+                answer = options[int(answer) - 1]
+            answers.append(answer)
+        return {"type": "answer", "answers": answers}
+
+    async def _decide_tool(self, request: ApprovalRequested) -> dict[str, Any]:
         if isinstance(self.renderer, HumanRenderer):
             self.renderer.approval(request)
         else:
@@ -64,14 +131,9 @@ class PromptApprover:
         while True:
             answer = await self._ask(f"{menu}\n> ")
             if answer.startswith("{"):
-                try:
-                    decision = json.loads(answer)
-                except json.JSONDecodeError as exc:
-                    self._say(f"Not valid JSON ({exc.msg}); try again.")
-                    continue
-                if isinstance(decision, dict):
+                decision = await self._json_decision(answer)
+                if decision is not None:
                     return decision
-                self._say("A decision must be a JSON object; try again.")
                 continue
             key = answer[:1].lower()
             if key == "y":

@@ -79,8 +79,9 @@ class LiveInvincat:
         self.proc.stdin.write(text)
         self.proc.stdin.flush()
 
-    def wait_for(self, kind: str, timeout: float = 30, **fields: Any) -> dict[str, Any]:
-        """Read JSON events until one of `kind` (matching `fields`) arrives."""
+    def wait_for(self, event_type: str, timeout: float = 30, **fields: Any) -> dict[str, Any]:
+        """Read JSON events until one of `event_type` (matching `fields`) arrives."""
+        kind = event_type
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

@@ -19,10 +19,10 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import AIMessage, ToolMessage
-from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from invincat_server.runtime.agents.interaction import user_thread_id
 from invincat_server.runtime.approvals import ApprovalPolicy, Decision, always_options
 from invincat_server.runtime.errors import ModelOutputError
 from invincat_server.runtime.events import ApprovalRequested
@@ -98,7 +98,7 @@ class ApprovalMiddleware(AgentMiddleware):
             )
         if not last.tool_calls:
             return None
-        thread_id = str(get_config().get("configurable", {}).get("thread_id", ""))
+        thread_id = user_thread_id()
         requests = []
         for call in last.tool_calls:
             if self.policy.needs_approval(call["name"], call["args"]):

@@ -1,0 +1,138 @@
+"""Tools that involve the user or track progress: `write_todos` and `ask_user`.
+
+Both agents (planner and main) get them. `write_todos` keeps the list in the `todos` state
+key and reports it as a `todos` event; `ask_user` pauses the graph with a `question`
+interrupt (checkpointed like a tool approval) and returns the answers to the model.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.config import get_config, get_stream_writer
+from langgraph.types import Command, interrupt
+from pydantic import BaseModel, Field
+
+from invincat_server.runtime.events import ApprovalRequested
+
+_NS = uuid.UUID("0c5e7f55-6f6e-4b44-9e0b-6a3c1d2f9a10")
+HEADLESS_ANSWER = "(no answer: headless)"
+CANCELLED_ANSWER = "(cancelled)"
+
+
+class Todo(BaseModel):
+    content: str = Field(description="What to do, as one short imperative sentence.")
+    status: Literal["pending", "in_progress", "completed"] = Field(
+        default="pending", description="pending, in_progress (one at a time) or completed."
+    )
+
+
+class Question(BaseModel):
+    question: str = Field(description="The question, self-contained.")
+    options: list[str] | None = Field(
+        default=None, description="Choices for a multiple-choice question; omit for free text."
+    )
+
+
+class InteractionState(AgentState):
+    todos: NotRequired[list[dict[str, Any]]]
+
+
+def user_thread_id() -> str:
+    """The user's thread id (the planner runs under its own checkpoint key)."""
+    configurable = get_config().get("configurable", {})
+    return str(configurable.get("invincat_thread") or configurable.get("thread_id", ""))
+
+
+def request_id(kind: str, tool_call_id: str) -> str:
+    return f"{kind[:2]}_" + uuid.uuid5(_NS, f"{user_thread_id()}/{kind}/{tool_call_id}").hex[:16]
+
+
+@tool(
+    "write_todos",
+    description=(
+        "Replace the todo list for the current task. Use it to plan multi-step work and to "
+        "track progress: mark an item in_progress when you start it and completed when done."
+    ),
+)
+def write_todos(
+    todos: list[Todo], tool_call_id: Annotated[str, InjectedToolCallId]
+) -> Command[Any]:
+    items = [t.model_dump() if isinstance(t, Todo) else dict(t) for t in todos]
+    get_stream_writer()({"type": "todos", "items": items})
+    done = sum(1 for t in items if t["status"] == "completed")
+    return Command(
+        update={
+            "todos": items,
+            "messages": [
+                ToolMessage(
+                    f"Todo list updated: {len(items)} items, {done} completed.",
+                    tool_call_id=tool_call_id,
+                    name="write_todos",
+                )
+            ],
+        }
+    )
+
+
+def make_ask_user(*, headless: bool, agent: Literal["main", "planner"]) -> Any:
+    @tool(
+        "ask_user",
+        description=(
+            "Ask the user one or more questions when you cannot proceed without their input "
+            "(free text, or multiple choice with options). Returns their answers."
+        ),
+    )
+    def ask_user(
+        questions: list[Question], tool_call_id: Annotated[str, InjectedToolCallId]
+    ) -> str:
+        asked = [q.model_dump() if isinstance(q, Question) else dict(q) for q in questions]
+        if headless:
+            answers = [HEADLESS_ANSWER] * len(asked)
+        else:
+            request = ApprovalRequested(
+                approval_id=request_id("question", tool_call_id),
+                kind="question",
+                thread_id=user_thread_id(),
+                tool_call_id=tool_call_id,
+                tool_name="ask_user",
+                args={"questions": asked},
+                description="The agent has a question"
+                if len(asked) == 1
+                else "The agent has questions",
+                questions=asked,
+                agent=agent,
+            )
+            answer = interrupt(
+                {
+                    "kind": "question",
+                    "batch_id": request.approval_id,
+                    "requests": [request.to_json_dict()],
+                }
+            )
+            decision = answer["decisions"].get(tool_call_id, {})
+            if decision.get("type") == "answer":
+                answers = [str(a) for a in decision.get("answers") or []]
+            else:
+                answers = [CANCELLED_ANSWER] * len(asked)
+        lines = []
+        for index, question in enumerate(asked):
+            reply = answers[index] if index < len(answers) else CANCELLED_ANSWER
+            lines.append(f"Q: {question['question']}\nA: {reply}")
+        return "\n\n".join(lines)
+
+    return ask_user
+
+
+class InteractionMiddleware(AgentMiddleware):
+    """Registers `write_todos` and `ask_user` and the `todos` state key."""
+
+    state_schema = InteractionState
+
+    def __init__(self, *, headless: bool, agent: Literal["main", "planner"]) -> None:
+        super().__init__()
+        self.tools = [write_todos, make_ask_user(headless=headless, agent=agent)]

@@ -1,0 +1,208 @@
+"""The planner agent: read-only investigation, a todo list, and `approve_plan`.
+
+The allow-list is enforced twice: only allowed tools are given to the model (so other
+schemas are never sent), and `PlannerGuardMiddleware` answers any other tool call the model
+emits anyway with a tool error naming the allowed set — nothing executes, nobody is asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.tools import InjectedState
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.runtime import Runtime
+from langgraph.types import Command, interrupt
+
+from invincat_server.runtime.agents.history_repair import HistoryRepairMiddleware
+from invincat_server.runtime.agents.interaction import (
+    InteractionMiddleware,
+    Todo,
+    request_id,
+    user_thread_id,
+)
+from invincat_server.runtime.events import ApprovalRequested
+
+PLANNER_TOOLS = (
+    "read_file",
+    "ls",
+    "glob",
+    "grep",
+    "web_fetch",
+    "write_todos",
+    "ask_user",
+    "approve_plan",
+)
+
+
+class PlanState(AgentState):
+    plan: NotRequired[dict[str, Any]]
+    todos: NotRequired[list[dict[str, Any]]]
+
+
+def numbered(todos: Sequence[dict[str, Any]]) -> str:
+    return "\n".join(f"{i}. {t['content']}" for i, t in enumerate(todos, start=1))
+
+
+def planner_prompt(workspace_root: str) -> str:
+    return (
+        "You are Invincat's planner, working on the project at "
+        f"{workspace_root}. You do not change anything: investigate with read-only tools "
+        "(read_file, ls, glob, grep), ask the user with ask_user if something essential is "
+        "unclear, then write the plan with write_todos (short, concrete, ordered steps) and "
+        "call approve_plan with exactly the same list. After the user approves, stop: the "
+        "main agent executes the plan. If the user asks for changes, revise the plan and "
+        "call write_todos and approve_plan again."
+    )
+
+
+def _same_list(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> bool:
+    return [str(t.get("content", "")).strip() for t in a] == [
+        str(t.get("content", "")).strip() for t in b
+    ]
+
+
+def make_approve_plan(*, headless: bool) -> BaseTool:
+    """`approve_plan`; headless sessions (`--yes`) approve without asking."""
+
+    @tool(
+        "approve_plan",
+        description=(
+            "Ask the user to approve the plan. Pass exactly the todo list you last wrote with "
+            "write_todos. The user approves, rejects, or asks for changes."
+        ),
+    )
+    def approve_plan(
+        todos: list[Todo],
+        tool_call_id: Annotated[str, InjectedToolCallId],
+        state: Annotated[dict[str, Any], InjectedState],
+    ) -> Command[Any] | str:
+        items = [t.model_dump() if isinstance(t, Todo) else dict(t) for t in todos]
+        if not items:
+            return "Error: the plan is empty. Call write_todos with the steps, then approve_plan."
+        if not _same_list(items, state.get("todos") or []):
+            return (
+                "Error: approve_plan must be called with exactly the list you last wrote with "
+                "write_todos. Call write_todos with this plan first, then approve_plan again."
+            )
+        plan = dict(state.get("plan") or {})
+        request = ApprovalRequested(
+            approval_id=request_id("plan", tool_call_id),
+            kind="plan",
+            thread_id=user_thread_id(),
+            tool_call_id=tool_call_id,
+            tool_name="approve_plan",
+            args={"todos": items},
+            description="Approve this plan?",
+            todos=items,
+            agent="planner",
+        )
+        if headless:
+            decision: dict[str, Any] = {"type": "approve"}
+        else:
+            answer = interrupt(
+                {
+                    "kind": "plan",
+                    "batch_id": request.approval_id,
+                    "requests": [request.to_json_dict()],
+                }
+            )
+            decision = answer["decisions"].get(tool_call_id, {})
+        kind = decision.get("type")
+        if kind == "approve":
+            plan.update(status="approved", todos=items)
+            note = "The user approved the plan. Stop now: the main agent will execute it."
+        elif kind == "refine":
+            feedback = str(decision.get("feedback") or "").strip()
+            plan.update(status="refining", refinements=[*plan.get("refinements", []), feedback])
+            note = (
+                f"The user did not approve the plan and asked for changes: {feedback}\n"
+                f"The plan they did not approve:\n{numbered(items)}\n"
+                "Revise it: call write_todos with the new list, then approve_plan again."
+            )
+        else:
+            message = str(decision.get("message") or "").strip()
+            plan.update(status="rejected", todos=items)
+            note = (
+                "The user rejected the plan" + (f": {message}" if message else ".") + "\n"
+                f"The rejected plan:\n{numbered(items)}\nDo not execute anything."
+            )
+        return Command(
+            update={
+                "plan": plan,
+                "messages": [ToolMessage(note, tool_call_id=tool_call_id, name="approve_plan")],
+            }
+        )
+
+    return approve_plan
+
+
+class PlannerGuardMiddleware(AgentMiddleware):
+    """Refuses tool calls outside the allow-list and ends the run once the plan is decided."""
+
+    state_schema = PlanState
+
+    def __init__(self, allowed: Sequence[str]) -> None:
+        super().__init__()
+        self.allowed = tuple(allowed)
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: PlanState, runtime: Runtime) -> dict[str, Any] | None:
+        if (state.get("plan") or {}).get("status") in ("approved", "rejected"):
+            return {"jump_to": "end"}
+        return None
+
+    async def aafter_model(self, state: PlanState, runtime: Runtime) -> dict[str, Any] | None:
+        last = state["messages"][-1] if state["messages"] else None
+        if not isinstance(last, AIMessage):
+            return None
+        refused = [c for c in last.tool_calls if c["name"] not in self.allowed]
+        if not refused:
+            return None
+        plan = dict(state.get("plan") or {})
+        plan["violations"] = int(plan.get("violations", 0)) + len(refused)
+        allowed = ", ".join(self.allowed)
+        return {
+            "plan": plan,
+            "messages": [
+                ToolMessage(
+                    f"Error: `{c['name']}` is not available in plan mode; nothing was executed. "
+                    f"The planner can only use: {allowed}. Propose the change as a step of the "
+                    "plan (write_todos, then approve_plan) instead of doing it.",
+                    tool_call_id=c["id"],
+                    name=c["name"],
+                    status="error",
+                )
+                for c in refused
+            ],
+        }
+
+
+def build_planner_agent(
+    *,
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    checkpointer: BaseCheckpointSaver,
+    workspace_root: str,
+    headless: bool,
+) -> Any:
+    read_only = [t for t in tools if t.name in PLANNER_TOOLS]
+    allowed = [t.name for t in read_only] + ["write_todos", "ask_user", "approve_plan"]
+    return create_agent(
+        model=model,
+        tools=[*read_only, make_approve_plan(headless=headless)],
+        system_prompt=planner_prompt(workspace_root),
+        middleware=[
+            HistoryRepairMiddleware(),
+            InteractionMiddleware(headless=headless, agent="planner"),
+            PlannerGuardMiddleware(allowed),
+        ],
+        checkpointer=checkpointer,
+        name="invincat-planner",
+    )

@@ -1,0 +1,89 @@
+"""Plan mode as a turn body: planner → plan approval → main agent executes.
+
+The planner runs under its own checkpoint key (`<thread>/planner`) so its read-only
+investigation does not crowd the main thread; after approval the main agent receives the
+original request, the refinements and the approved todo list on the user's thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from invincat_server.runtime.agents.planner import numbered
+from invincat_server.runtime.events import Error
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.turn import Turn, TurnStatus
+
+DRIFT_NUDGE = (
+    "You ended your turn without a plan the user could approve. In plan mode you must not "
+    "do the work yourself: investigate with read-only tools if needed, call write_todos with "
+    "the plan, then call approve_plan with exactly the same list."
+)
+DRIFT_GIVE_UP = (
+    "The planner did not produce a plan to approve (it ended without write_todos + "
+    "approve_plan, even when asked again). Rephrase the request or run it without plan mode."
+)
+
+
+def handoff_message(plan: dict[str, Any]) -> str:
+    refinements = plan.get("refinements") or []
+    parts = [
+        "Execute this plan, which the user approved.",
+        f"Original request:\n{plan.get('request', '')}",
+    ]
+    if refinements:
+        parts.append(
+            "Changes the user asked for while planning:\n"
+            + "\n".join(f"- {item}" for item in refinements)
+        )
+    parts.append(f"Approved plan:\n{numbered(plan.get('todos') or [])}")
+    parts.append(
+        "Work through the items in order. Before starting an item, call write_todos with the "
+        "full list and that item marked in_progress; when it is done, mark it completed. When "
+        "every item is completed, summarise what you did."
+    )
+    return "\n\n".join(parts)
+
+
+async def plan_turn(turn: Turn, prompt: str) -> TurnStatus:
+    from langchain_core.messages import HumanMessage
+
+    session = turn.session
+    config = session._config(turn.thread_id, agent="planner")
+    start = {
+        "messages": [HumanMessage(content=prompt)],
+        "plan": {"status": "drafting", "request": prompt, "refinements": []},
+        "todos": [],
+    }
+    await turn.drive(session._planner, start, config)
+    return await after_planner(turn)
+
+
+async def after_planner(turn: Turn, *, nudged: bool = False) -> TurnStatus:
+    """Hand an approved plan to the main agent; nudge a drifting planner once."""
+    from langchain_core.messages import HumanMessage
+
+    session = turn.session
+    config = session._config(turn.thread_id, agent="planner")
+    while True:
+        state = await session._planner.aget_state(config)
+        plan = dict(state.values.get("plan") or {})
+        status = plan.get("status")
+        if status == "approved":
+            break
+        if status == "rejected":
+            return "completed"
+        if nudged:
+            turn.emit(Error(message=DRIFT_GIVE_UP))
+            return "failed"
+        nudged = True
+        await turn.drive(
+            session._planner, {"messages": [HumanMessage(content=DRIFT_NUDGE)]}, config
+        )
+    handoff = {
+        "messages": [HumanMessage(content=handoff_message(plan))],
+        "todos": plan.get("todos") or [],
+    }
+    await turn.drive(session._graph, handoff, session._config(turn.thread_id))
+    return "completed"
