@@ -27,7 +27,14 @@ from invincat_server.runtime.errors import (
     UnknownThreadError,
     describe_error,
 )
-from invincat_server.runtime.events import ApprovalRequested, ApprovalResolved, ContextUsage, Event
+from invincat_server.runtime.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ContextUsage,
+    Event,
+)
+from invincat_server.runtime.events import Error as ErrorEvent
+from invincat_server.runtime.extensions import ExtensionContext, load_extensions
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
 from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource
@@ -70,6 +77,7 @@ class Session:
         auto_approve: bool = False,
         documents: DocumentSource | None = None,
         model: BaseChatModel | None = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace
@@ -78,6 +86,9 @@ class Session:
             workspace.root, WorkspaceRuleStore(settings.approvals_file), auto_approve=auto_approve
         )
         self._model = model
+        self.options = options or {}
+        self._extensions: Any = None
+        self._notices: list[str] = []
         self._graph: Any = None
         self._context: Any = None
         self._planner: Any = None
@@ -115,6 +126,19 @@ class Session:
         await saver.setup()
         self._records = await Records.open(self.settings.threads_db)
         tools = build_core_tools(self.workspace, documents=self.documents)
+        self._extensions = await load_extensions(
+            ExtensionContext(
+                settings=self.settings,
+                workspace=self.workspace,
+                policy=self.policy,
+                model=model,
+                core_tools=list(tools),
+                documents=self.documents,
+                notify=self.notify,
+                options=dict(self.options),
+            )
+        )
+        prompt = system_prompt(str(self.workspace.root), self._extensions.prompt_sections)
         approvals = ApprovalMiddleware(self.policy, self.workspace, self.documents)
         self._context = ContextMiddleware(
             model,
@@ -124,22 +148,24 @@ class Session:
                 micro=self.settings.micro_compaction,
                 auto=self.settings.auto_compaction,
             ),
-            system_prompt(str(self.workspace.root)),
+            prompt,
         )
         self._graph = build_main_agent(
             model=model,
-            tools=tools,
+            tools=[*tools, *self._extensions.tools],
             approvals=approvals,
+            prompt=prompt,
             context=self._context,
             checkpointer=saver,
             workspace_root=str(self.workspace.root),
             extra_middleware=[
-                InteractionMiddleware(headless=self.policy.auto_approve, agent="main")
+                InteractionMiddleware(headless=self.policy.auto_approve, agent="main"),
+                *self._extensions.middleware,
             ],
         )
         self._planner = build_planner_agent(
             model=model,
-            tools=tools,
+            tools=[*tools, *self._extensions.tools],
             checkpointer=saver,
             workspace_root=str(self.workspace.root),
             headless=self.policy.auto_approve,
@@ -157,6 +183,8 @@ class Session:
                     await turn.task
                 except asyncio.CancelledError:
                     pass
+        if self._extensions is not None:
+            await self._extensions.aclose()
         if self._records is not None:
             await self._records.close()
         if self._conn is not None:
@@ -167,6 +195,20 @@ class Session:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    def notify(self, message: str) -> None:
+        """Tell the user about a problem outside any tool call (an extension failed): an
+        `error` event in every running turn, or at the start of the next turn."""
+        running = [t for t in self._turns.values() if not t.done]
+        if not running:
+            self._notices.append(message)
+        for turn in running:
+            turn.emit(ErrorEvent(message=message))
+
+    def _take_notices(self, turn: Turn) -> None:
+        notices, self._notices = self._notices, []
+        for message in notices:
+            turn.emit(ErrorEvent(message=message))
 
     def add_listener(self, listener: EventListener) -> None:
         """Receive every event of every turn (the language server forwards them)."""

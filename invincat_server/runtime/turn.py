@@ -75,6 +75,7 @@ class Turn:
     async def run(self, body: Callable[[Turn], Awaitable[TurnStatus]]) -> None:
         """Run `body` (which drives one or more graphs) and always end with `turn_end`."""
         self.emit(TurnStart(thread_id=self.thread_id, turn_id=self.turn_id))
+        self.session._take_notices(self)
         status: TurnStatus = "failed"
         try:
             status = await body(self)

@@ -15,8 +15,9 @@ from invincat_server.runtime.agents.approval_middleware import ApprovalMiddlewar
 from invincat_server.runtime.agents.history_repair import HistoryRepairMiddleware
 
 
-def system_prompt(workspace_root: str) -> str:
-    return (
+def system_prompt(workspace_root: str, sections: Sequence[str] = ()) -> str:
+    """The main agent's instructions; extensions append sections (skills, MCP, ...)."""
+    base = (
         "You are Invincat, a careful AI coding assistant working in the user's project at "
         f"{workspace_root}.\n"
         "- Use the tools to inspect files before changing them; prefer small, exact edits "
@@ -26,6 +27,7 @@ def system_prompt(workspace_root: str) -> str:
         "a call, do not retry it unchanged: follow their message or ask what they want.\n"
         "- Be concise: say what you changed and how you checked it."
     )
+    return "\n\n".join([base, *[s for s in sections if s.strip()]])
 
 
 def build_main_agent(
@@ -36,6 +38,7 @@ def build_main_agent(
     context: AgentMiddleware | None,
     checkpointer: BaseCheckpointSaver,
     workspace_root: str,
+    prompt: str | None = None,
     extra_middleware: Sequence[AgentMiddleware] = (),
 ) -> Any:
     """Compile the main agent graph. Order matters: history repair wraps every model call
@@ -44,7 +47,7 @@ def build_main_agent(
     return create_agent(
         model=model,
         tools=list(tools),
-        system_prompt=system_prompt(workspace_root),
+        system_prompt=prompt or system_prompt(workspace_root),
         middleware=[
             HistoryRepairMiddleware(),
             *([context] if context is not None else []),
