@@ -19,6 +19,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="invincat", description="Invincat: AI coding assistant with governed memory."
     )
     parser.add_argument("--version", action="version", version=f"invincat {__version__}")
+    server = parser.add_argument_group("language server (what editors launch)")
+    server.add_argument("--stdio", action="store_true", help="serve LSP over stdin/stdout")
+    server.add_argument("--tcp", action="store_true", help="serve LSP over TCP (with --port)")
+    server.add_argument("--port", type=int, metavar="N", help="TCP port for --tcp")
+    server.add_argument("--host", default="127.0.0.1", help="TCP host for --tcp (127.0.0.1)")
     sub = parser.add_subparsers(dest="command")
 
     chat = sub.add_parser("chat", help="terminal chat: one turn with PROMPT, else a REPL")
@@ -29,17 +34,44 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--resume", action="store_true", help="continue the latest thread here")
     chat.add_argument("--cwd", metavar="DIR", help="work in DIR (default: current directory)")
     chat.add_argument("--model", metavar="NAME", help="model name (overrides INVINCAT_MODEL)")
+    chat.add_argument(
+        "--plan", action="store_true", help="plan mode: approve a read-only planner's plan first"
+    )
+    chat.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="trust this project's MCP config (.mcp.json) as it is now and start its servers",
+    )
 
     threads = sub.add_parser("threads", help="saved threads")
     threads_sub = threads.add_subparsers(dest="threads_command", required=True)
     threads_list = threads_sub.add_parser("list", help="list saved threads, newest first")
     threads_list.add_argument("--json", action="store_true", help="machine-readable output")
+
+    from invincat_server.terminal.memory_cli import add_memory_parser
+
+    add_memory_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--stdio"]:
+        # What editors launch, on every start: skip building the whole CLI (~10 ms of
+        # imports and subparsers before the server can answer `initialize`).
+        from invincat_server.lsp.server import serve
+
+        return serve()
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.stdio or args.tcp:
+        if args.stdio and args.tcp:
+            parser.error("--stdio and --tcp cannot be combined")
+        if args.tcp and args.port is None:
+            parser.error("--tcp needs --port N")
+        # Settings errors are the server's to report (window/showMessage), not an exit.
+        from invincat_server.lsp.server import serve
+
+        return serve(tcp=args.tcp, host=args.host, port=args.port)
     from invincat_server.runtime.config import ConfigError, load_settings
 
     try:
@@ -50,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "chat":
         if args.thread and args.resume:
             parser.error("--thread and --resume cannot be combined")
+        if args.plan and not args.prompt:
+            parser.error("--plan needs a PROMPT (in the REPL use /plan PROMPT)")
         from invincat_server.terminal.app import ChatOptions, run_chat
 
         options = ChatOptions(
@@ -60,11 +94,17 @@ def main(argv: list[str] | None = None) -> int:
             resume=args.resume,
             cwd=args.cwd,
             model=args.model,
+            plan=args.plan,
+            trust_project=args.trust_project,
         )
         try:
             return asyncio.run(run_chat(settings, options))
         except KeyboardInterrupt:
             return 130
+    if args.command == "memory":
+        from invincat_server.terminal.memory_cli import run_memory_command
+
+        return run_memory_command(settings, args)
     if args.command == "threads":
         from invincat_server.terminal.app import list_threads
 

@@ -1,3 +1,3 @@
 """Shared pytest configuration."""
 
-pytest_plugins = ["invincat_server.testing.fixtures"]
+pytest_plugins = ["invincat_server.testing.fixtures", "tests.sessions"]

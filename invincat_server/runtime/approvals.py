@@ -22,7 +22,21 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from invincat_server.runtime.events import AlwaysOption
 
-FREE_TOOLS = frozenset({"read_file", "ls", "glob", "grep", "write_todos", "ask_user"})
+# load_skill only reads skills the user installed; the remote status/result tools only
+# read runs this session started (starting and cancelling them ask first).
+FREE_TOOLS = frozenset(
+    {
+        "read_file",
+        "ls",
+        "glob",
+        "grep",
+        "write_todos",
+        "ask_user",
+        "load_skill",
+        "remote_task_status",
+        "remote_task_result",
+    }
+)
 FILE_WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 # A command containing any of these could chain or substitute another command, so a
 # prefix rule never covers it (`pytest; rm -rf ~` must not ride on "always allow pytest").

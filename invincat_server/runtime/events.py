@@ -34,6 +34,8 @@ class ToolCall(_Event):
     id: str
     name: str
     args: dict[str, Any]
+    depth: int = 0
+    """0: the agent the user talks to; 1: a subagent it started with `task`; 2: …"""
 
 
 class ToolResult(_Event):
@@ -42,6 +44,8 @@ class ToolResult(_Event):
     name: str
     status: Literal["success", "error", "rejected"]
     content: str
+    depth: int = 0
+    """As for `tool_call`: non-zero for a subagent's own tool calls."""
 
 
 class AlwaysOption(BaseModel):

@@ -34,6 +34,14 @@ CREATE TABLE IF NOT EXISTS invincat_approvals (
     resolved_at TEXT
 );
 CREATE INDEX IF NOT EXISTS invincat_approvals_thread ON invincat_approvals(thread_id, status);
+CREATE TABLE IF NOT EXISTS invincat_memory_cursor (
+    thread_id TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,     -- messages[:position] were processed by the memory agent
+    anchor TEXT NOT NULL,          -- fingerprint of messages[position - 1]
+    last_rejection TEXT,           -- why the last proposal was refused (told to the next run)
+    failures INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL
+);
 """
 
 
@@ -173,6 +181,50 @@ class Records:
             params = (thread_id,)
         async with self._conn.execute(query + " ORDER BY rowid", params) as cur:
             return [_record(row) async for row in cur]
+
+
+@dataclass(frozen=True)
+class MemoryCursor:
+    thread_id: str
+    position: int
+    anchor: str
+    last_rejection: str | None
+    failures: int
+
+
+class MemoryCursors:
+    """Per-thread memory-agent progress, persisted next to the thread's checkpoints."""
+
+    def __init__(self, records: Records) -> None:
+        self._conn = records._conn
+
+    async def get(self, thread_id: str) -> MemoryCursor | None:
+        async with self._conn.execute(
+            "SELECT thread_id, position, anchor, last_rejection, failures "
+            "FROM invincat_memory_cursor WHERE thread_id = ?",
+            (thread_id,),
+        ) as cur:
+            row = await cur.fetchone()
+        return MemoryCursor(*row) if row else None
+
+    async def advance(self, thread_id: str, position: int, anchor: str) -> None:
+        await self._conn.execute(
+            "INSERT INTO invincat_memory_cursor VALUES (?, ?, ?, NULL, 0, ?) "
+            "ON CONFLICT(thread_id) DO UPDATE SET position = excluded.position, "
+            "anchor = excluded.anchor, last_rejection = NULL, updated_at = excluded.updated_at",
+            (thread_id, position, anchor, _now()),
+        )
+        await self._conn.commit()
+
+    async def record_failure(self, thread_id: str, reason: str) -> None:
+        """Keep the cursor where it is; remember why, for the next attempt."""
+        await self._conn.execute(
+            "INSERT INTO invincat_memory_cursor VALUES (?, 0, '', ?, 1, ?) "
+            "ON CONFLICT(thread_id) DO UPDATE SET last_rejection = excluded.last_rejection, "
+            "failures = failures + 1, updated_at = excluded.updated_at",
+            (thread_id, reason[:2_000], _now()),
+        )
+        await self._conn.commit()
 
 
 def _record(row: Any) -> ApprovalRecord:

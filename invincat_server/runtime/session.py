@@ -12,6 +12,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.approvals import (
@@ -42,6 +43,8 @@ from invincat_server.runtime.turn import Turn, TurnStatus
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+
+    from invincat_server.runtime.extensions.skills import SkillScan
 
 log = logging.getLogger("invincat.session")
 
@@ -110,7 +113,12 @@ class Session:
         from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
         from invincat_server.runtime.agents.interaction import InteractionMiddleware
         from invincat_server.runtime.agents.main_agent import build_main_agent, system_prompt
-        from invincat_server.runtime.agents.planner import build_planner_agent
+        from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
+        from invincat_server.runtime.agents.memory_injection import MemoryInjectionMiddleware
+        from invincat_server.runtime.agents.planner import (
+            PlannerApprovalMiddleware,
+            build_planner_agent,
+        )
         from invincat_server.runtime.context.middleware import ContextMiddleware, ContextSettings
         from invincat_server.runtime.models import build_chat_model
         from invincat_server.runtime.tools import build_core_tools
@@ -125,6 +133,9 @@ class Session:
         saver = AsyncSqliteSaver(self._conn)
         await saver.setup()
         self._records = await Records.open(self.settings.threads_db)
+        self._open_memory(
+            model_factory=lambda: build_chat_model(self.settings, model=self.settings.memory_model)
+        )
         tools = build_core_tools(self.workspace, documents=self.documents)
         self._extensions = await load_extensions(
             ExtensionContext(
@@ -135,6 +146,7 @@ class Session:
                 core_tools=list(tools),
                 documents=self.documents,
                 notify=self.notify,
+                tool_guards=[MemoryGuardMiddleware(self.memory)],
                 options=dict(self.options),
             )
         )
@@ -160,6 +172,8 @@ class Session:
             workspace_root=str(self.workspace.root),
             extra_middleware=[
                 InteractionMiddleware(headless=self.policy.auto_approve, agent="main"),
+                MemoryInjectionMiddleware(self.memory.render_injection),
+                MemoryGuardMiddleware(self.memory),
                 *self._extensions.middleware,
             ],
         )
@@ -169,12 +183,58 @@ class Session:
             checkpointer=saver,
             workspace_root=str(self.workspace.root),
             headless=self.policy.auto_approve,
+            # web_fetch is on the planner's allow-list and must be approved like anywhere else.
+            approvals=PlannerApprovalMiddleware(self.policy, self.workspace, self.documents),
+            guard=MemoryGuardMiddleware(self.memory),
         )
         return self
 
-    async def close(self) -> None:
+    def _open_memory(self, model_factory: Callable[[], Any]) -> None:
+        from invincat_server.runtime.memory.redaction import redact_text
+        from invincat_server.runtime.memory.service import MemoryService
+        from invincat_server.runtime.memory_agent.config import load_memory_agent_config
+        from invincat_server.runtime.memory_agent.runner import MemoryAgent
+        from invincat_server.runtime.records import MemoryCursors
+
+        self.memory = MemoryService(self.settings.home, self.workspace.root)
+        guard = self.memory.guard
+
+        def deny(path: Path) -> str | None:
+            if not guard.is_protected(path):
+                return None
+            return (
+                f"{self.workspace.relative(path)} is protected memory data (a store, journal, "
+                "lock or backup, or their folder). Tools cannot read or change it; memory "
+                "changes go through governance (`invincat memory ...`)."
+            )
+
+        self.workspace.deny = deny
+        self._memory_agent = MemoryAgent(
+            service=self.memory,
+            cursors=MemoryCursors(self._require_records()),
+            model_factory=model_factory,
+            redact=redact_text,
+            config=load_memory_agent_config(self.settings.home, self.workspace.root),
+        )
+
+    async def _after_turn(self, turn: Turn) -> None:
+        """Background work after a completed turn (never delays its `turn_end`): memory
+        cleanup, then extraction by the memory agent when the turn is worth it."""
+        state = await self._graph.aget_state(self._config(turn.thread_id))
+        messages = state.values.get("messages", [])
+        await asyncio.to_thread(self.memory.cleanup)
+        if self._memory_agent.should_run(turn.thread_id, messages):
+            await self._memory_agent.run(turn.thread_id, messages, turn.emit)
+
+    async def close(self, *, followup_timeout: float = 60.0) -> None:
         """Stop running turns. Approvals they wait for stay pending in the checkpoint, so a
-        later process (or a restarted server) can still resolve them."""
+        later process (or a restarted server) can still resolve them. Background memory
+        work of finished turns gets `followup_timeout` seconds to complete."""
+        followups = [t for turn in self._turns.values() for t in turn.followups if not t.done()]
+        if followups:
+            _, late = await asyncio.wait(followups, timeout=followup_timeout)
+            for task in late:
+                task.cancel()
         self._closing = True
         for turn in list(self._turns.values()):
             if turn.task is not None and not turn.task.done():
@@ -299,11 +359,18 @@ class Session:
         )
         return ResolveResult(True, turn=turn)
 
+    def skills(self) -> SkillScan:
+        """The skills on disk now (names, descriptions, where from, and the SKILL.md files
+        skipped with why). The model's list is the one read when the session opened."""
+        from invincat_server.runtime.extensions.skills import discover_skills
+
+        return discover_skills(self.settings.home, self.workspace.root)
+
     async def offload(self, thread_id: str) -> dict[str, Any]:
         """Move all but the latest turn out of the model's context into
         `.invincat/offload/<thread>.md`; returns a compaction report."""
         from invincat_server.runtime.context.offload import append_offload, offload_path
-        from invincat_server.runtime.redaction import redact_text
+        from invincat_server.runtime.memory.redaction import redact_text
 
         records = self._require_records()
         if await records.thread(thread_id) is None:
@@ -431,6 +498,11 @@ class Session:
                 f"Thread {thread_id} is already running turn {running.turn_id}; "
                 "wait for it or cancel it first."
             )
+
+    def _turn_ended(self, turn: Turn) -> None:
+        """Called right after `turn_end` was emitted."""
+        if turn.status == "completed" and self._graph is not None:
+            turn.add_followup(asyncio.create_task(self._after_turn(turn)))
 
     def _turn_finished(self, turn: Turn) -> None:
         if self._busy_threads.get(turn.thread_id) is turn:

@@ -42,6 +42,7 @@ class Turn:
         self._wake = asyncio.Event()
         self._finished = False
         self._emitted_calls: set[str] = set()
+        self.followups: list[asyncio.Task[None]] = []
 
     # event stream ------------------------------------------------------------
     def emit(self, event: Event) -> None:
@@ -50,16 +51,27 @@ class Turn:
         wake, self._wake = self._wake, asyncio.Event()
         wake.set()
 
-    async def events(self) -> AsyncIterator[Event]:
-        """Every event of the turn from the start, then live ones until `turn_end`."""
+    def add_followup(self, task: asyncio.Task[None]) -> None:
+        """Background work started after `turn_end` (memory) whose events follow it."""
+        self.followups.append(task)
+        task.add_done_callback(lambda _: self._wake.set())
+
+    async def events(self, *, follow: bool = False) -> AsyncIterator[Event]:
+        """Every event of the turn from the start, then live ones until `turn_end` — or,
+        with `follow`, until the background work after it (memory) is done too."""
         index = 0
         while True:
             while index < len(self._events):
                 yield self._events[index]
                 index += 1
-            if self._finished:
-                return
-            await self._wake.wait()
+            if self._finished and not (follow and any(not t.done() for t in self.followups)):
+                if index >= len(self._events):
+                    return
+                continue
+            wake = self._wake
+            await wake.wait()
+            if wake is self._wake:
+                self._wake = asyncio.Event()
 
     @property
     def done(self) -> bool:
@@ -91,6 +103,7 @@ class Turn:
             self.emit(TurnEnd(status=status, thread_id=self.thread_id, turn_id=self.turn_id))
             self._finished = True
             self._wake.set()
+            self.session._turn_ended(self)
 
     async def drive(self, graph: Any, graph_input: Any, config: dict[str, Any]) -> None:
         """Stream `graph` until it finishes, pausing at interrupts for decisions."""
@@ -116,9 +129,14 @@ class Turn:
         from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
         interrupts: list[tuple[str, dict[str, Any]]] = []
-        async for mode, chunk in graph.astream(
-            graph_input, config, stream_mode=["messages", "updates", "custom"]
+        async for namespace, mode, chunk in graph.astream(
+            graph_input, config, stream_mode=["messages", "updates", "custom"], subgraphs=True
         ):
+            if namespace:
+                # A subagent running inside a `task` tool call. Its interrupts also arrive
+                # at the top level (collected there, once); its tokens are not the answer.
+                self._on_nested(len(namespace), mode, chunk)
+                continue
             if mode == "custom":
                 # Middleware and tools report events (todos, compaction, ...) this way.
                 if isinstance(chunk, dict) and "type" in chunk:
@@ -146,15 +164,34 @@ class Turn:
                         )
         return interrupts
 
-    def _on_ai_message(self, message: Any, *, from_model: bool) -> None:
+    def _on_nested(self, depth: int, mode: str, chunk: Any) -> None:
+        """A subagent's tool calls and results, marked with their nesting depth."""
+        from langchain_core.messages import AIMessage, ToolMessage
+
+        if mode == "custom" and isinstance(chunk, dict) and "type" in chunk:
+            self.emit(parse_event(chunk))
+        if mode != "updates":
+            return
+        for node, update in chunk.items():
+            if node == "__interrupt__" or not isinstance(update, dict):
+                continue
+            for message in update.get("messages") or []:
+                if isinstance(message, AIMessage):
+                    self._on_ai_message(message, from_model=False, depth=depth)
+                elif isinstance(message, ToolMessage):
+                    self._on_tool_message(message, rejected=node != "tools", depth=depth)
+
+    def _on_ai_message(self, message: Any, *, from_model: bool, depth: int = 0) -> None:
         for call in message.tool_calls:
             if call["id"] not in self._emitted_calls:
                 self._emitted_calls.add(call["id"])
-                self.emit(ToolCall(id=call["id"], name=call["name"], args=call["args"]))
+                self.emit(
+                    ToolCall(id=call["id"], name=call["name"], args=call["args"], depth=depth)
+                )
         if from_model:
             self.emit(self.session._context_usage(self.thread_id, message))
 
-    def _on_tool_message(self, message: Any, *, rejected: bool) -> None:
+    def _on_tool_message(self, message: Any, *, rejected: bool, depth: int = 0) -> None:
         # ToolMessages written by middleware (not the tools node) are refusals: a rejected
         # approval or a tool the planner may not use.
         if rejected:
@@ -164,7 +201,11 @@ class Turn:
         content = message.content if isinstance(message.content, str) else message.text
         self.emit(
             ToolResult(
-                id=message.tool_call_id, name=message.name or "", status=status, content=content
+                id=message.tool_call_id,
+                name=message.name or "",
+                status=status,
+                content=content,
+                depth=depth,
             )
         )
 

@@ -10,7 +10,13 @@ from pathlib import Path
 
 from invincat_server.runtime.config import ConfigError, Settings, find_project_root
 from invincat_server.runtime.errors import SessionError
-from invincat_server.runtime.events import ApprovalRequested
+from invincat_server.runtime.events import (
+    ApprovalRequested,
+    Event,
+    MemoryChanged,
+    MemoryUpdating,
+    TurnEnd,
+)
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.session import Session
 from invincat_server.runtime.turn import Turn
@@ -25,10 +31,12 @@ REPL_HELP = """Commands:
   /threads         list saved threads
   /thread ID       switch to a saved thread
   /offload         move older messages of this thread out of the model's context
+  /memory          list long-term memory entries (user and project)
+  /skills          list the skills the agent can load
   /plan PROMPT     plan first: a read-only planner proposes steps for you to approve
   /exit, /quit     leave (Ctrl-D works too)
 Ctrl-C cancels the running turn; at the prompt it leaves."""
-NOT_YET = {"/memory", "/skills"}
+NOT_YET: set[str] = set()
 
 
 @dataclass
@@ -41,6 +49,7 @@ class ChatOptions:
     cwd: str | None
     model: str | None
     plan: bool = False
+    trust_project: bool = False
 
 
 class Pending(Exception):
@@ -56,6 +65,7 @@ class ChatApp:
         )
         self.session: Session | None = None
         self.current: Turn | None = None
+        self.following: Turn | None = None
         self.interrupted = False
 
     def _err(self, text: str) -> None:
@@ -70,7 +80,11 @@ class ChatApp:
         workspace = Workspace(find_project_root(cwd))
         try:
             self.session = await Session(
-                self.settings, workspace, auto_approve=self.options.yes
+                self.settings,
+                workspace,
+                auto_approve=self.options.yes,
+                # --yes approves tool calls, never project MCP configs: only this flag does.
+                options={"trust_project": self.options.trust_project},
             ).open()
         except ConfigError as exc:
             self._err(str(exc))
@@ -121,6 +135,7 @@ class ChatApp:
                 return status
             mode = "plan" if self.options.plan else "agent"
             return await self._one_turn(self.options.prompt, thread_id, mode)
+        self.session.add_listener(self._post_turn_listener)
         if self.options.thread and not sys.stdin.isatty() and status != EXIT_OK:
             return status
         return await self._repl(thread_id)
@@ -135,7 +150,7 @@ class ChatApp:
             if not result.resolved:
                 self._err(result.reason or "could not resolve the approval")
             if result.turn is not None:
-                status = await self._drive(result.turn)
+                status = await self._drive(result.turn, follow=self.options.prompt is not None)
         return status
 
     async def _decide(self, request: ApprovalRequested) -> dict[str, object]:
@@ -154,14 +169,24 @@ class ChatApp:
         except SessionError as exc:
             self._err(str(exc))
             return EXIT_USAGE
-        return await self._drive(turn)
+        return await self._drive(turn, follow=True)
 
-    async def _drive(self, turn: Turn) -> int:
+    async def _drive(self, turn: Turn, *, follow: bool = False) -> int:
+        """Render a turn. With `follow` (one-shot runs), also wait for the background work
+        after `turn_end` (memory extraction) and render its events as post-turn notes."""
         assert self.session is not None
         self.current = turn
+        ended = False
         try:
-            async for event in turn.events():
+            async for event in turn.events(follow=follow):
+                if ended:
+                    self.renderer.post_turn(event)
+                    continue
                 self.renderer.event(event)
+                if isinstance(event, TurnEnd):
+                    ended = True
+                    self.current = None
+                    self.following = turn
                 if isinstance(event, ApprovalRequested) and not turn.done:
                     decision = await self._decide(event)
                     result = await self.session.resolve(event.approval_id, decision)
@@ -169,13 +194,22 @@ class ChatApp:
                         self.renderer.note(f"not resolved: {result.reason}")
         finally:
             self.current = None
+            self.following = None
         return {"completed": EXIT_OK, "failed": EXIT_FAILED, "cancelled": EXIT_INTERRUPTED}[
             turn.status or "failed"
         ]
 
+    def _post_turn_listener(self, turn: Turn, event: Event) -> None:
+        # In the REPL, memory work of a finished turn reports while the user types.
+        if turn.done and isinstance(event, MemoryUpdating | MemoryChanged):
+            self.renderer.post_turn(event)
+
     def _on_sigint(self) -> None:
         if self.current is not None and self.session is not None:
             self.session.cancel(self.current.turn_id)
+        elif self.following is not None:
+            for task in self.following.followups:
+                task.cancel()  # stop waiting for memory work; the answer is already shown
         else:
             self.interrupted = True
             for task in asyncio.all_tasks():
@@ -234,6 +268,10 @@ class ChatApp:
                         continue
                     thread_id = turn.thread_id
                     await self._drive(turn)
+                elif command == "/memory":
+                    await self._show_memory()
+                elif command == "/skills":
+                    self._show_skills()
                 elif command == "/offload":
                     await self._offload(thread_id)
                 elif command in NOT_YET:
@@ -248,6 +286,32 @@ class ChatApp:
                 continue
             thread_id = turn.thread_id
             await self._drive(turn)
+
+    async def _show_memory(self) -> None:
+        assert self.session is not None
+        entries = await asyncio.to_thread(self.session.memory.list)
+        if not entries:
+            self.renderer.note("No memory entries yet.")
+            return
+        for entry in entries:
+            self.renderer.note(
+                f"{entry.id}  {entry.scope:<7}  {entry.tier:<4}  {entry.score:>3}  "
+                f"[{entry.section}] {entry.content}"
+            )
+
+    def _show_skills(self) -> None:
+        assert self.session is not None
+        scan = self.session.skills()
+        if not scan.skills:
+            self.renderer.note(
+                "No skills found (looked in $INVINCAT_HOME/skills, "
+                ".invincat/skills and .agents/skills)."
+            )
+        for skill in scan.skills:
+            hidden = f" (shadows {len(skill.shadowed)} more)" if skill.shadowed else ""
+            self.renderer.note(f"{skill.name}  [{skill.source}]{hidden}  {skill.description}")
+        for problem in scan.problems:
+            self.renderer.note(problem)
 
     async def _offload(self, thread_id: str | None) -> None:
         assert self.session is not None

@@ -11,6 +11,7 @@ from invincat_server.runtime.events import (
     ApprovalResolved,
     Error,
     Event,
+    MemoryChanged,
     MessageDelta,
     ToolCall,
     ToolResult,
@@ -52,6 +53,12 @@ class JsonRenderer:
         self.prompts.write(text + "\n")
         self.prompts.flush()
 
+    def post_turn(self, event: Event) -> None:
+        """Events after `turn_end` (memory work) go to stderr, so the turn's stream on
+        stdout always ends with `turn_end`."""
+        self.prompts.write(json.dumps(event.to_json_dict(), ensure_ascii=False) + "\n")
+        self.prompts.flush()
+
 
 class HumanRenderer:
     """Streams the answer as it arrives; tool calls and results as compact lines."""
@@ -73,16 +80,22 @@ class HumanRenderer:
     def note(self, text: str) -> None:
         self._line(text)
 
+    def post_turn(self, event: Event) -> None:
+        if isinstance(event, MemoryChanged):
+            self._line(f"memory: {event.scope} memory updated (batch {event.batch_id})", self.err)
+
     def event(self, event: Event) -> None:
         if isinstance(event, MessageDelta):
             self.out.write(event.text)
             self.out.flush()
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ToolCall):
-            self._line(f"● {event.name}({_short_args(event.args)})")
+            indent = "    " * event.depth  # a subagent's calls sit under its `task`
+            self._line(f"{indent}● {event.name}({_short_args(event.args)})")
         elif isinstance(event, ToolResult):
             mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]
-            self._line(f"  {mark} {summarize_result(event.content)}")
+            indent = "    " * event.depth
+            self._line(f"{indent}  {mark} {summarize_result(event.content)}")
         elif isinstance(event, ApprovalResolved):
             extra = f" — remembered: {event.remembered}" if event.remembered else ""
             self._line(f"  ✓ {event.decision}{extra}")

@@ -48,6 +48,9 @@ def invincat_env_overrides(
         "OPENAI_BASE_URL": base_url,
         "OPENAI_API_KEY": FAKE_API_KEY,
         "INVINCAT_MODEL": FAKE_MODEL,
+        # The memory agent would send its own requests to the scripted server after every
+        # turn; tests that exercise it turn it back on.
+        "INVINCAT_MEMORY_EXTRACTION": "off",
         "HOME": str(user_home),
         # Windows looks here for the home dir; harmless elsewhere.
         "USERPROFILE": str(user_home),

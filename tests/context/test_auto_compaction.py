@@ -8,7 +8,7 @@ from invincat_server.runtime.context.middleware import SUMMARY_SYSTEM_PROMPT
 from invincat_server.runtime.context.window import SUMMARY_HEADER
 from invincat_server.runtime.events import ContextUsage
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.context.conftest import SessionFactory, run_turn
+from tests.sessions import SessionFactory, run_turn
 
 WINDOW = 6_000
 THRESHOLD = 0.8

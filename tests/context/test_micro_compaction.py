@@ -7,7 +7,7 @@ from pathlib import Path
 
 from invincat_server.runtime.context.micro import PLACEHOLDER_MARK, recent_groups_to_keep
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.context.conftest import SessionFactory, run_turn
+from tests.sessions import SessionFactory, run_turn
 
 LINES = 4_000
 TURNS = 30

@@ -47,7 +47,26 @@ def _describe(tool: str, args: dict[str, Any]) -> str:
         return f"Write file {args.get('path', '')}"
     if tool == "edit_file":
         return f"Edit file {args.get('path', '')}"
+    if tool == "task":
+        what = str(args.get("description", ""))[:200]
+        return f"Start a {args.get('subagent_type', '?')} subagent: {what}"
     return f"Call {tool} with {json.dumps(args, ensure_ascii=False)[:200]}"
+
+
+def _last_response(messages: list[Any]) -> tuple[AIMessage | None, set[str]]:
+    """The model's latest message and the ids of its calls already answered.
+
+    A guard middleware that runs before this one (a subagent's tool allow-list) answers
+    the calls it refuses with ToolMessages, so the model's message is no longer last; the
+    calls it let through must still be asked about.
+    """
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if isinstance(message, ToolMessage):
+            answered.add(message.tool_call_id)
+            continue
+        return (message if isinstance(message, AIMessage) else None), answered
+    return None, answered
 
 
 class ApprovalMiddleware(AgentMiddleware):
@@ -86,9 +105,8 @@ class ApprovalMiddleware(AgentMiddleware):
         )
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
-        messages = state["messages"]
-        last = messages[-1] if messages else None
-        if not isinstance(last, AIMessage):
+        last, answered = _last_response(state["messages"])
+        if last is None:
             return None
         if last.invalid_tool_calls:
             bad = last.invalid_tool_calls[0]
@@ -101,6 +119,8 @@ class ApprovalMiddleware(AgentMiddleware):
         thread_id = user_thread_id()
         requests = []
         for call in last.tool_calls:
+            if call["id"] in answered:
+                continue  # already refused by a guard that ran first; it will not run
             if self.policy.needs_approval(call["name"], call["args"]):
                 request = self._request(thread_id, last.id or "", dict(call))
                 if request is not None:

@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
+from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
 from invincat_server.runtime.agents.history_repair import HistoryRepairMiddleware
 from invincat_server.runtime.agents.interaction import (
     InteractionMiddleware,
@@ -143,6 +144,19 @@ def make_approve_plan(*, headless: bool) -> BaseTool:
     return approve_plan
 
 
+class PlannerApprovalMiddleware(ApprovalMiddleware):
+    """The approval layer for the planner's approval-gated tools (`web_fetch`): requests
+    are marked `agent="planner"` so a decision taken after a restart resumes the planner."""
+
+    def _request(
+        self, thread_id: str, message_id: str, call: dict[str, Any]
+    ) -> ApprovalRequested | None:
+        if call["name"] == "approve_plan":
+            return None  # it asks the user itself (a plan approval)
+        request = super()._request(thread_id, message_id, call)
+        return None if request is None else request.model_copy(update={"agent": "planner"})
+
+
 class PlannerGuardMiddleware(AgentMiddleware):
     """Refuses tool calls outside the allow-list and ends the run once the plan is decided."""
 
@@ -191,7 +205,12 @@ def build_planner_agent(
     checkpointer: BaseCheckpointSaver,
     workspace_root: str,
     headless: bool,
+    approvals: PlannerApprovalMiddleware | None = None,
+    guard: AgentMiddleware | None = None,
 ) -> Any:
+    """`approvals` asks before allowed tools that the policy does not let run freely
+    (`web_fetch`). It is listed before the guard so the guard's after-model hook runs first:
+    refused calls are answered, and only the calls it lets through are asked about."""
     read_only = [t for t in tools if t.name in PLANNER_TOOLS]
     allowed = [t.name for t in read_only] + ["write_todos", "ask_user", "approve_plan"]
     return create_agent(
@@ -201,7 +220,9 @@ def build_planner_agent(
         middleware=[
             HistoryRepairMiddleware(),
             InteractionMiddleware(headless=headless, agent="planner"),
+            *([approvals] if approvals is not None else []),
             PlannerGuardMiddleware(allowed),
+            *([guard] if guard is not None else []),
         ],
         checkpointer=checkpointer,
         name="invincat-planner",

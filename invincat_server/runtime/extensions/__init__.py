@@ -39,6 +39,9 @@ class ExtensionContext:
     documents: DocumentSource
     notify: Callable[[str], None]
     """Report a problem to the user (an `error` event); the session goes on."""
+    tool_guards: list[AgentMiddleware] = field(default_factory=list)
+    """Middleware every agent that runs tools must include (the memory guard); subagents
+    add it to their own stacks."""
     options: dict[str, Any] = field(default_factory=dict)
     """Front-end options, e.g. `trust_project` (run project MCP configs) and
     `allow_loopback_fetch` (tests)."""

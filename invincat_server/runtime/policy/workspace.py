@@ -9,6 +9,7 @@ file that would actually be opened.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["Workspace", "WorkspaceError"]
@@ -32,6 +33,9 @@ class Workspace:
         # prefix comparison in resolve() is meaningful even if the root itself is reached
         # through a symlink (e.g. /tmp -> /private/tmp on macOS).
         self.root = Path(os.path.realpath(os.fspath(root)))
+        # Set by the session: a reason string for paths no tool may touch (memory stores,
+        # journals, locks, backups), None for everything else.
+        self.deny: Callable[[Path], str | None] | None = None
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -58,7 +62,15 @@ class Workspace:
                 f"Path '{path}' resolves to {resolved}, outside the workspace {self.root}. "
                 "File tools only work inside the workspace."
             )
+        if self.deny is not None:
+            reason = self.deny(resolved)
+            if reason:
+                raise WorkspaceError(reason)
         return resolved
+
+    def denied(self, path: Path) -> bool:
+        """True if the deny hook protects ``path`` (search tools skip such files)."""
+        return self.deny is not None and bool(self.deny(path))
 
     def contains(self, path: Path) -> bool:
         """True if the already-resolved ``path`` is the root or below it."""

@@ -188,7 +188,7 @@ def format_numbered(text: str, display: str, offset: int, limit: int) -> str:
 # --------------------------------------------------------------------------- ls
 
 
-def _list_dir(path: Path, display: str) -> str:
+def _list_dir(path: Path, display: str, workspace: Workspace | None = None) -> str:
     if not path.exists():
         raise ToolException(f"Directory not found: {display}.")
     if not path.is_dir():
@@ -200,6 +200,11 @@ def _list_dir(path: Path, display: str) -> str:
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
+            if workspace is not None and (
+                (is_dir and entry.name == ".invincat")
+                or (not is_dir and workspace.denied(Path(entry.path)))
+            ):
+                continue  # memory stores and their directory are not for the agent's eyes
             names.append(entry.name + "/" if is_dir else entry.name)
     if not names:
         return f"{display} is an empty directory."
@@ -248,7 +253,9 @@ def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[Ba
     async def ls(path: str = ".") -> str:
         with tool_errors():
             abs_path = workspace.resolve(path)
-            return await asyncio.to_thread(_list_dir, abs_path, workspace.relative(abs_path))
+            return await asyncio.to_thread(
+                _list_dir, abs_path, workspace.relative(abs_path), workspace
+            )
 
     return [
         make_tool(

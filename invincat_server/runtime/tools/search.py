@@ -25,7 +25,8 @@ from invincat_server.runtime.tools.files import make_tool, split_lines, tool_err
 __all__ = ["SKIP_DIRS", "GlobMatcher", "build_search_tools"]
 
 # Directories that are never useful to search and can be enormous.
-SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
+# `.invincat/` holds the memory stores, journals and locks: never searched (spec §9).
+SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".invincat"})
 GLOB_MAX_RESULTS = 500
 GREP_MAX_MATCHES = 200
 GREP_MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -174,6 +175,9 @@ def _walk(base: Path, max_depth: int | None = None) -> Iterator[tuple[str, Path,
 
 
 def _inside(workspace: Workspace, path: Path) -> bool:
+    # Protected files (a hard link to a memory store elsewhere in the tree) never show up.
+    if workspace.deny is not None and not path.is_dir() and workspace.denied(path):
+        return False
     # Only symlinks need the (slower) realpath check: everything else under a resolved
     # base is inside by construction.
     if not path.is_symlink():

@@ -1,5 +1,5 @@
 """In-process sessions against the fake model server (faster than spawning the CLI for
-long scripted conversations)."""
+long scripted conversations). The `make_session` fixture is registered in tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -24,9 +24,8 @@ async def make_session(
     async def make(auto_approve: bool = True, **env: str) -> Session:
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        session = await Session(
-            load_settings(), Workspace(workspace), auto_approve=auto_approve
-        ).open()
+        session = Session(load_settings(), Workspace(workspace), auto_approve=auto_approve)
+        await session.open()
         opened.append(session)
         return session
 
@@ -35,8 +34,10 @@ async def make_session(
         await session.close()
 
 
-async def run_turn(session: Session, prompt: str, thread_id: str | None = None) -> tuple[str, list]:
+async def run_turn(
+    session: Session, prompt: str, thread_id: str | None = None, *, follow: bool = False
+) -> tuple[str, list]:
+    """Run one turn to its end (with `follow`, also its background memory work)."""
     turn = await session.start_turn(prompt, thread_id)
-    events = [event async for event in turn.events()]
-    assert events[-1].type == "turn_end"
+    events = [event async for event in turn.events(follow=follow)]
     return turn.thread_id, events

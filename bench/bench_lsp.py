@@ -1,0 +1,260 @@
+"""Benchmark: the language server's start-up and its responsiveness while a turn streams.
+
+1. spawn → `initialize` answered: `invincat --stdio` next to `bench/minimal_lsp_server.py`
+   (a bare pygls server that only answers initialize), interleaved runs, medians, ratio.
+2. While a turn streams 200 chunks (fake model, small chunk_delay): latency of
+   `textDocument/codeAction` (on a document with a pending edit, so actions are computed)
+   and `invincat/threads/list`, as the client sees it; p50 / p99.
+3. Per streamed chunk: fake server writes the chunk → the client has its `invincat/event`,
+   median / p90; next to the same chunk path through a bare `ChatOpenAI.astream` in this
+   process (HTTP + SDK only), so the difference is what the agent graph and LSP add.
+
+Run: .venv/bin/python bench/bench_lsp.py [--runs N] [--requests N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the LSP test client lives in tests/lsp
+
+from lsprotocol import types  # noqa: E402
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer, responses  # noqa: E402
+from invincat_server.testing.fixtures import invincat_env_overrides  # noqa: E402
+from tests.lsp.client import INVINCAT, InvincatClient, start_client, stop_client  # noqa: E402
+
+MINIMAL = [sys.executable, str(Path(__file__).with_name("minimal_lsp_server.py"))]
+CHUNKS = 200
+CHUNK_DELAY = 0.01
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
+
+
+def row(name: str, values: list[float], pct: int, note: str = "") -> str:
+    """One figure line: count, median and a high percentile, in milliseconds."""
+    median, high = statistics.median(values) * 1000, percentile(values, pct) * 1000
+    return f"  {name:24} n={len(values):4}  p50 {median:6.2f} ms  p{pct} {high:6.2f} ms{note}"
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+async def read_frame(stream: asyncio.StreamReader) -> dict[str, Any]:
+    length = 0
+    while (line := await stream.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(await stream.readexactly(length))
+
+
+# --------------------------------------------------------------------------- 1. initialize
+
+
+async def time_initialize(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds from spawning `cmd` to reading its initialize response."""
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *cmd,
+        env=env,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    params = {"processId": os.getpid(), "rootUri": cwd.as_uri(), "capabilities": {}}
+    proc.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}))
+    while (await read_frame(proc.stdout)).get("id") != 1:
+        pass
+    elapsed = time.perf_counter() - start
+    proc.kill()
+    await proc.wait()
+    return elapsed
+
+
+async def bench_initialize(runs: int, env: dict[str, str], cwd: Path) -> None:
+    ours, floor = [], []
+    for _ in range(runs):  # interleaved, so machine noise hits both alike
+        ours.append(await time_initialize([INVINCAT, "--stdio"], env, cwd))
+        floor.append(await time_initialize(MINIMAL, env, cwd))
+    mine, base = statistics.median(ours), statistics.median(floor)
+    print(f"spawn → initialize answered (median of {runs})")
+    print(f"  invincat --stdio      {mine * 1000:7.1f} ms")
+    print(f"  minimal pygls server  {base * 1000:7.1f} ms")
+    print(f"  ratio                 {mine / base:7.2f}x   (target ≤ 1.2x)")
+
+
+# --------------------------------------------------------------------------- 2 + 3. streaming
+
+
+def streamed_text() -> str:
+    # Six-character chunks, each unique, so every write can be matched to its event.
+    return "".join(f"c{i:04d} " for i in range(CHUNKS))
+
+
+def stream_step(prompt: str) -> dict[str, Any]:
+    return {
+        "match": {"last_user_contains": prompt},
+        "content": streamed_text(),
+        "chunk_size": 6,
+        "chunk_delay": CHUNK_DELAY,
+        "times": 1000,
+    }
+
+
+class WriteClock:
+    """Records when the fake server writes each SSE event (patched into its writer)."""
+
+    def __init__(self) -> None:
+        self.written: dict[str, float] = {}
+        self._encode = responses.encode_chunk
+
+    def __enter__(self) -> WriteClock:
+        def encode(data: bytes) -> bytes:
+            now = time.perf_counter()
+            text = data.decode(errors="replace")
+            if text.startswith("data: {"):
+                choices = json.loads(text[6:]).get("choices") or [{}]
+                content = (choices[0].get("delta") or {}).get("content")
+                if content:
+                    self.written.setdefault(content, now)
+            return self._encode(data)
+
+        responses.encode_chunk = encode  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        responses.encode_chunk = self._encode  # type: ignore[assignment]
+
+
+async def open_pending_edit(client: InvincatClient, workspace: Path) -> str:
+    """A document with a pending edit approval, so codeAction computes real actions."""
+    path = workspace / "notes.txt"
+    path.write_text("alpha\nbeta\n")
+    uri = client.open_document(path, "alpha\nbeta\n")
+    await client.chat("please edit")
+    await client.wait_event("approval_requested")
+    while not client.diagnostics.get(uri):
+        await asyncio.sleep(0.01)
+    return uri
+
+
+async def bench_streaming(
+    server: FakeOpenAIServer, env: dict[str, str], workspace: Path, wanted: int
+) -> None:
+    edit = {"path": "notes.txt", "old_string": "beta", "new_string": "BETA"}
+    server.add_steps(
+        [
+            {
+                "match": {"last_user_contains": "edit"},
+                "tool_calls": [{"name": "edit_file", "arguments": edit}],
+            },
+            stream_step("stream"),
+        ]
+    )
+    client = await start_client(env, workspace, "visual-studio-code")
+    received: dict[str, float] = {}
+    forward = client.on_event
+
+    def on_event(params: dict[str, Any]) -> None:
+        if params["event"]["type"] == "message_delta":
+            received.setdefault(params["event"]["text"], time.perf_counter())
+        forward(params)
+
+    client.on_event = on_event  # type: ignore[method-assign]
+    try:
+        uri = await open_pending_edit(client, workspace)
+        at = types.Position(line=1, character=1)
+        action_params = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=at, end=at),
+            context=types.CodeActionContext(diagnostics=list(client.diagnostics[uri])),
+        )
+        actions: list[float] = []
+        listing: list[float] = []
+        per_chunk: list[float] = []
+        thread: str | None = None
+        while min(len(actions), len(listing)) < wanted:
+            received.clear()
+            with WriteClock() as clock:
+                ref = await client.chat("stream please", **({"threadId": thread} if thread else {}))
+                thread = ref["threadId"]
+                while not received:  # measure only while chunks are flowing
+                    await asyncio.sleep(0.001)
+                ended = asyncio.ensure_future(client.turn_end(ref["turnId"], timeout=60))
+                while not ended.done():
+                    start = time.perf_counter()
+                    result = await client.text_document_code_action_async(action_params)
+                    actions.append(time.perf_counter() - start)
+                    assert result and len(result) == 2
+                    start = time.perf_counter()
+                    await client.request("invincat/threads/list", {})
+                    listing.append(time.perf_counter() - start)
+                await ended
+            per_chunk += [received[text] - clock.written[text] for text in received]
+        print(f"while a turn streams {CHUNKS} chunks {CHUNK_DELAY * 1000:g} ms apart (client side)")
+        target = "   (target p99 ≤ 20 ms)"
+        print(row("textDocument/codeAction", actions, 99, target))
+        print(row("invincat/threads/list", listing, 99, target))
+        print("fake server writes a chunk → the client has it")
+        print(row("invincat/event", per_chunk, 90))
+    finally:
+        await stop_client(client)
+
+
+async def bench_bare_stream(server: FakeOpenAIServer) -> None:
+    """The same chunks through ChatOpenAI.astream alone: the HTTP + SDK floor."""
+    from langchain_openai import ChatOpenAI
+
+    server.add_steps([stream_step("bare")])
+    model = ChatOpenAI(
+        model="fake-model", base_url=server.base_url, api_key="test", streaming=True, max_retries=0
+    )
+    received: dict[str, float] = {}
+    with WriteClock() as clock:
+        async for chunk in model.astream("bare"):
+            if chunk.text:
+                received.setdefault(chunk.text, time.perf_counter())
+    gaps = [received[text] - clock.written[text] for text in received]
+    print(row("bare ChatOpenAI.astream", gaps, 90))
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15, help="initialize runs per server")
+    parser.add_argument("--requests", type=int, default=200, help="requests per method")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer() as server:
+        home, user_home, workspace = (Path(tmp) / name for name in ("home", "user", "project"))
+        for directory in (home, user_home, workspace / ".git"):
+            directory.mkdir(parents=True)
+        env = dict(os.environ)
+        overrides, remove = invincat_env_overrides(home, user_home, server.base_url, env)
+        for name in remove:
+            env.pop(name, None)
+        env.update(overrides)
+        env["INVINCAT_LOG_LEVEL"] = "WARNING"
+        await bench_initialize(args.runs, env, workspace)
+        print()
+        await bench_streaming(server, env, workspace, args.requests)
+        await bench_bare_stream(server)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,66 @@
+"""`invincat/chat` and `invincat/cancel`: start and stop turns.
+
+A chat answers `{threadId, turnId}` at once and the turn streams as `invincat/event`
+notifications (ending with `turn_end`). With `"wait": true` the request stays open until
+the turn ends and answers its `status`; `$/cancelRequest` on such a request cancels the
+turn. `invincat/cancel` and `window/workDoneProgress/cancel` on the turn's progress token
+cancel a turn too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from invincat_server.lsp.errors import request_handler, rpc_error
+from invincat_server.lsp.protocol import (
+    CANCEL,
+    CHAT,
+    MAX_PROMPT_CHARS,
+    CancelParams,
+    CancelResult,
+    ChatParams,
+    ErrorCode,
+    TurnRef,
+    parse_params,
+)
+
+if TYPE_CHECKING:
+    from invincat_server.lsp.server import InvincatLanguageServer
+
+
+@request_handler(CHAT)
+async def invincat_chat(ls: InvincatLanguageServer, params: Any) -> TurnRef:
+    chat = parse_params(ChatParams, params, CHAT)
+    if len(chat.prompt) > MAX_PROMPT_CHARS:
+        raise rpc_error(
+            ErrorCode.INVALID_PARAMS,
+            f"The prompt is {len(chat.prompt):,} characters; the limit is "
+            f"{MAX_PROMPT_CHARS:,}. Save the text to a file in the workspace and ask "
+            "Invincat to read it instead.",
+        )
+    session = await ls.host.require()
+    turn = await session.start_turn(chat.prompt, chat.thread_id, chat.mode)
+    # The runtime just closed approvals left pending on this thread (superseded); the
+    # new turn has not run yet, so nothing of its own is dropped here.
+    ls.proposals.remove_where(thread_id=turn.thread_id)
+    if chat.work_done_token is not None:
+        ls.progress.use_client_token(turn.turn_id, chat.work_done_token)
+    ref: TurnRef = {"threadId": turn.thread_id, "turnId": turn.turn_id}
+    if not chat.wait:
+        return ref
+    try:
+        ref["status"] = await turn.wait()
+    except asyncio.CancelledError:
+        # $/cancelRequest on a waiting chat cancels its turn, then pygls answers the
+        # request with RequestCancelled.
+        session.cancel(turn.turn_id)
+        raise
+    return ref
+
+
+@request_handler(CANCEL)
+async def invincat_cancel(ls: InvincatLanguageServer, params: Any) -> CancelResult:
+    cancel = parse_params(CancelParams, params, CANCEL)
+    session = await ls.host.require()
+    return {"cancelled": session.cancel(cancel.turn_id)}

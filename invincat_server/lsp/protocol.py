@@ -1,0 +1,259 @@
+"""The Invincat LSP extension: custom method names, error codes and payload types.
+
+This module is the single source of the names editors depend on: the editor clients
+(`editors/vscode`, `editors/nvim`) mirror it in their own protocol constants module, and
+docs/protocol.md ("LSP") documents every method with examples.
+
+Params arrive as camelCase JSON and are validated here, strictly: cattrs (which pygls uses
+for standard LSP types) would turn `{"prompt": 42}` into `"42"` and `"false"` into `True`,
+which hides client bugs. Results are plain JSON objects described by TypedDicts. Only
+attrs and the standard library are imported so the server answers `initialize` fast.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any, Literal, NotRequired, TypedDict, TypeVar
+
+import attrs
+
+# Client → server requests.
+CHAT = "invincat/chat"
+CANCEL = "invincat/cancel"
+RESOLVE_APPROVAL = "invincat/resolveApproval"
+PENDING_APPROVALS = "invincat/pendingApprovals"
+THREADS_LIST = "invincat/threads/list"
+THREADS_HISTORY = "invincat/threads/history"
+DEBUG_STATUS = "invincat/debug/status"
+"""Server internals for tests and bug reports; not a stable API."""
+
+REQUESTS = frozenset(
+    {CHAT, CANCEL, RESOLVE_APPROVAL, PENDING_APPROVALS, THREADS_LIST, THREADS_HISTORY, DEBUG_STATUS}
+)
+
+# Server → client notification.
+EVENT = "invincat/event"
+
+# workspace/executeCommand command behind the "accept/reject proposed edit" code actions.
+RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval"
+
+DIAGNOSTIC_SOURCE = "invincat"
+ACCEPT_EDIT_TITLE = "Invincat: accept proposed edit"
+REJECT_EDIT_TITLE = "Invincat: reject proposed edit"
+
+MAX_PROMPT_CHARS = 1_000_000
+"""Longer prompts are refused: they would not fit a model context anyway, and a file in the
+workspace that the agent reads is the better way to hand over large text."""
+
+
+class ErrorCode(IntEnum):
+    """JSON-RPC error codes of Invincat requests (server range -32099..-32000)."""
+
+    INVALID_PARAMS = -32602
+    MODEL_NOT_CONFIGURED = -32010
+    """The model is not configured (or config.toml is broken); the message says what to set."""
+    UNKNOWN_THREAD = -32011
+    THREAD_BUSY = -32012
+    REFUSED = -32013
+    """Any other request the session refuses (empty prompt, unsupported mode)."""
+
+
+class ParamsError(ValueError):
+    """Params that do not match the method's schema; the message names each problem."""
+
+
+DECISIONS = ("approve", "approve_always", "reject", "edit", "refine", "answer")
+"""Tool approvals take approve / approve_always / reject / edit; plans approve / reject /
+refine; questions answer / reject. The Session refuses a mismatch with a reason."""
+
+# --------------------------------------------------------------------------- params
+
+
+def _json(key: str, kinds: tuple[type, ...], choices: tuple[str, ...] | None = None) -> Any:
+    """attrs field metadata: the JSON key, the accepted JSON types, the allowed values."""
+    return {"key": key, "kinds": kinds, "choices": choices}
+
+
+@attrs.frozen
+class ChatParams:
+    """`invincat/chat`: start a turn."""
+
+    prompt: str = attrs.field(metadata=_json("prompt", (str,)))
+    thread_id: str | None = attrs.field(default=None, metadata=_json("threadId", (str,)))
+    """Continue this thread; omit to start a new one."""
+    mode: str = attrs.field(default="agent", metadata=_json("mode", (str,), ("agent", "plan")))
+    wait: bool = attrs.field(default=False, metadata=_json("wait", (bool,)))
+    """Keep the request open until the turn ends; `$/cancelRequest` on it cancels the turn."""
+    work_done_token: int | str | None = attrs.field(
+        default=None, metadata=_json("workDoneToken", (int, str))
+    )
+    """Client-created progress token (LSP WorkDoneProgressParams); else the server creates one."""
+
+
+@attrs.frozen
+class CancelParams:
+    """`invincat/cancel`: cancel a running turn."""
+
+    turn_id: str = attrs.field(metadata=_json("turnId", (str,)))
+
+
+@attrs.frozen
+class ResolveApprovalParams:
+    """`invincat/resolveApproval` and the `invincat.resolveApproval` command."""
+
+    approval_id: str = attrs.field(metadata=_json("approvalId", (str,)))
+    decision: str = attrs.field(metadata=_json("decision", (str,), DECISIONS))
+    scope: str | None = attrs.field(
+        default=None, metadata=_json("scope", (str,), ("session", "workspace"))
+    )
+    message: str | None = attrs.field(default=None, metadata=_json("message", (str,)))
+    edited_args: dict[str, Any] | None = attrs.field(
+        default=None, metadata=_json("editedArgs", (dict,))
+    )
+    feedback: str | None = attrs.field(default=None, metadata=_json("feedback", (str,)))
+    answers: list[Any] | None = attrs.field(default=None, metadata=_json("answers", (list,)))
+
+    def runtime_decision(self) -> dict[str, Any]:
+        """The decision object `Session.resolve` takes (snake_case, absent fields dropped)."""
+        fields = {
+            "type": self.decision,
+            "scope": self.scope,
+            "message": self.message,
+            "edited_args": self.edited_args,
+            "feedback": self.feedback,
+            "answers": self.answers,
+        }
+        return {key: value for key, value in fields.items() if value is not None}
+
+
+@attrs.frozen
+class PendingApprovalsParams:
+    """`invincat/pendingApprovals`: approvals waiting for a decision."""
+
+    thread_id: str | None = attrs.field(default=None, metadata=_json("threadId", (str,)))
+
+
+@attrs.frozen
+class ThreadsListParams:
+    """`invincat/threads/list`."""
+
+    all_workspaces: bool = attrs.field(default=False, metadata=_json("allWorkspaces", (bool,)))
+    """Also list threads started in other workspaces (default: this workspace only)."""
+
+
+@attrs.frozen
+class ThreadsHistoryParams:
+    """`invincat/threads/history`."""
+
+    thread_id: str = attrs.field(metadata=_json("threadId", (str,)))
+
+
+P = TypeVar("P")
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+_KIND_NAMES = {str: "a string", bool: "true or false", int: "a number", dict: "an object"}
+
+
+def parse_params(cls: type[P], raw: Any, method: str) -> P:
+    """Validate JSON params against `cls`; raises ParamsError naming every problem."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ParamsError(
+            f"Invalid params for {method}: expected an object, got {_json_kind(raw)}."
+        )
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for field in attrs.fields(cls):  # type: ignore[misc]
+        key, kinds, choices = (
+            field.metadata["key"],
+            field.metadata["kinds"],
+            field.metadata["choices"],
+        )
+        value = raw.get(key)
+        if value is None:
+            if field.default is attrs.NOTHING:
+                problems.append(f"`{key}` is required")
+            continue
+        # bool is an int in Python, but `"wait": 1` or `"threadId": true` is a client bug.
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            wanted = " or ".join(_KIND_NAMES.get(kind, "an array") for kind in kinds)
+            problems.append(f"`{key}` must be {wanted}, got {_json_kind(value)}")
+            continue
+        if choices is not None and value not in choices:
+            allowed = ", ".join(repr(choice) for choice in choices)
+            problems.append(f"`{key}` must be one of {allowed}, got {value!r}")
+            continue
+        values[field.name] = value
+    if problems:
+        raise ParamsError(f"Invalid params for {method}: " + "; ".join(problems) + ".")
+    return cls(**values)
+
+
+# --------------------------------------------------------------------------- results
+
+
+class TurnRef(TypedDict):
+    """`invincat/chat` result (with `status` when `wait` was set)."""
+
+    threadId: str
+    turnId: str
+    status: NotRequired[Literal["completed", "cancelled", "failed"]]
+
+
+class CancelResult(TypedDict):
+    cancelled: bool
+
+
+class ResolveResult(TypedDict):
+    """`resolved: false` carries a `reason`; a resolution that resumed a turn after a
+    restart carries that turn's `threadId` and `turnId` (its events stream as usual)."""
+
+    resolved: bool
+    reason: NotRequired[str]
+    threadId: NotRequired[str]
+    turnId: NotRequired[str]
+
+
+class PendingApprovalsResult(TypedDict):
+    approvals: list[dict[str, Any]]
+    """`approval_requested` event objects (snake_case, as in `invincat/event`)."""
+
+
+class ThreadInfo(TypedDict):
+    threadId: str
+    title: str
+    workspace: str
+    createdAt: str
+    updatedAt: str
+
+
+class ThreadsListResult(TypedDict):
+    threads: list[ThreadInfo]
+
+
+class ThreadsHistoryResult(TypedDict):
+    threadId: str
+    messages: list[dict[str, Any]]
+
+
+class EventParams(TypedDict):
+    """`invincat/event` notification params; `event` is a core event object."""
+
+    threadId: str
+    turnId: str
+    event: dict[str, Any]

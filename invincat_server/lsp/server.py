@@ -1,0 +1,296 @@
+"""`invincat --stdio` / `invincat --tcp`: the Invincat language server (pygls 2.1).
+
+Every feature is registered in `build_server`, in one place; each lives in
+`invincat_server/lsp/features/` as one small function named after its LSP method.
+`InvincatProtocol` adapts pygls where its defaults would hurt a long-running editor
+session: custom params stay plain JSON (validated in `protocol.py`), a request whose params
+do not even parse still gets an error answer instead of silence, and an editor reply to a
+request the server gave up on is dropped instead of raising.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import threading
+from collections.abc import Coroutine
+from typing import IO, Any
+
+import attrs
+import cattrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcMethodNotFound
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, MsgId
+
+from invincat_server import __version__
+from invincat_server.lsp.documents import EditorDocuments
+from invincat_server.lsp.host import SessionHost
+from invincat_server.lsp.log import configure_logging
+from invincat_server.lsp.progress import TurnProgress
+from invincat_server.lsp.proposals import ProposedEdits
+from invincat_server.lsp.protocol import REQUESTS, RESOLVE_APPROVAL_COMMAND, ErrorCode
+
+log = logging.getLogger("invincat.lsp")
+
+
+@attrs.define
+class _UnparseableRequest:
+    """A request whose params failed to structure; answered with InvalidParams."""
+
+    id: MsgId
+    method: str
+    message: str
+
+
+class InvincatProtocol(LanguageServerProtocol):
+    """pygls' LSP protocol with Invincat's robustness fixes."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # json.loads calls this for every object, innermost first: only messages count.
+        if "jsonrpc" not in data:
+            return data
+        method = data.get("method")
+        if method in REQUESTS:
+            # Keep custom params as JSON: pygls would turn them into namedtuples.
+            if "id" in data:
+                return JsonRPCRequestMessage(
+                    id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
+                )
+            return JsonRPCNotification(method=method, jsonrpc=data["jsonrpc"], params=None)
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            # pygls raises here, out of the read loop: the request would never be
+            # answered and the client would wait forever.
+            if isinstance(method, str) and isinstance(data.get("id"), int | str):
+                return _UnparseableRequest(data["id"], method, _describe(method, exc))
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _UnparseableRequest):
+            error = types.ResponseError(code=ErrorCode.INVALID_PARAMS, message=message.message)
+            self._send_response(message.id, error=error)
+            return
+        if isinstance(message, JsonRPCNotification) and message.method in REQUESTS:
+            log.warning("%s was sent as a notification; send it as a request", message.method)
+            return
+        super().handle_message(message)
+
+    def _get_handler(self, feature_name: str) -> Any:
+        try:
+            return super()._get_handler(feature_name)
+        except JsonRpcMethodNotFound:
+            raise JsonRpcMethodNotFound(
+                f"Unknown method {feature_name!r}: invincat {__version__} does not implement "
+                "it (docs/protocol.md lists the methods it does)."
+            ) from None
+
+    def _handle_response(
+        self, msg_id: MsgId, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            # We stopped waiting (turn cancelled, timeout, shutdown): pygls 2.1.1 would
+            # raise InvalidStateError setting the result of a cancelled future.
+            del self._request_futures[msg_id]
+            log.debug("dropped the client's late reply to %s", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose params are plain JSON (skips cattrs: the hot path
+        of streamed events)."""
+        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+
+
+def _describe(method: str, exc: JsonRpcException) -> str:
+    cause = exc.__cause__
+    if isinstance(cause, cattrs.ClassValidationError):
+        problems = "; ".join(p.replace("$.params.", "") for p in cattrs.transform_error(cause))
+        return f"Invalid params for {method}: {problems}."
+    return f"Invalid params for {method}: {exc.message}."
+
+
+class InvincatLanguageServer(LanguageServer):
+    """The server and the per-connection state its features share."""
+
+    protocol: InvincatProtocol
+
+    def __init__(self) -> None:
+        super().__init__(
+            "invincat",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=InvincatProtocol,
+        )
+        self.host = SessionHost(self)
+        self.documents = EditorDocuments(self)
+        self.proposals = ProposedEdits(self)
+        self.progress = TurnProgress(self)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls reports a failed send (the editor closed the stream) by sending a message
+        # about it, which fails the same way, recursively: log those instead.
+        if source is JsonRpcInternalError:
+            log.error("sending to the editor failed: %s", error)
+            return
+        super().report_server_error(error, source)
+
+    def tell_user(self, message: str, *, error: bool = False) -> None:
+        """A message the user must see (window/showMessage), also logged."""
+        (log.error if error else log.warning)("%s", message)
+        kind = types.MessageType.Error if error else types.MessageType.Warning
+        self.window_show_message(types.ShowMessageParams(type=kind, message=f"Invincat: {message}"))
+
+    def warn_user(self, message: str) -> None:
+        self.tell_user(message)
+
+    # transports -----------------------------------------------------------------
+    def serve_stdio(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout))
+        reader = StdinAsyncReader(stdin, self.thread_pool)
+        self._run(
+            run_async(
+                stop_event=self._stop_event,
+                reader=reader,
+                protocol=self.protocol,
+                logger=log,
+                error_handler=self.report_server_error,
+            )
+        )
+
+    def serve_tcp(self, host: str, port: int) -> None:
+        """Serve one editor connection on host:port, then exit."""
+        self._stop_event = stop = threading.Event()
+
+        async def serve() -> None:
+            finished = asyncio.Event()
+            connected = False
+
+            async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+                nonlocal connected
+                if connected:  # one protocol state per process: refuse a second editor
+                    writer.close()
+                    return
+                connected = True
+                self.protocol.set_writer(writer)  # type: ignore[arg-type]
+                try:
+                    await run_async(
+                        stop_event=stop,
+                        reader=reader,
+                        protocol=self.protocol,
+                        logger=log,
+                        error_handler=self.report_server_error,
+                    )
+                finally:
+                    finished.set()
+
+            server = await asyncio.start_server(connection, host, port)
+            where = ", ".join("{}:{}".format(*sock.getsockname()[:2]) for sock in server.sockets)
+            log.info("Invincat language server listening on %s", where)
+            async with server:
+                await finished.wait()
+
+        self._run(serve())
+
+    def _run(self, main: Coroutine[Any, Any, None]) -> None:
+        async def until_closed() -> None:
+            try:
+                await main
+            finally:
+                # Close the session while the loop still runs: otherwise asyncio.run
+                # cancels the turns as if the user had, which abandons their approvals
+                # instead of keeping them pending for the next start.
+                await self.host.close()
+
+        try:
+            asyncio.run(until_closed())
+        except BrokenPipeError:
+            log.error("The editor closed the connection; shutting down.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+
+def build_server() -> InvincatLanguageServer:
+    """The server with every feature registered (the one place that lists them)."""
+    from invincat_server.lsp.features import (
+        approvals,
+        chat,
+        code_actions,
+        documents,
+        lifecycle,
+        threads,
+    )
+    from invincat_server.lsp.protocol import (
+        CANCEL,
+        CHAT,
+        DEBUG_STATUS,
+        PENDING_APPROVALS,
+        RESOLVE_APPROVAL,
+        THREADS_HISTORY,
+        THREADS_LIST,
+    )
+
+    ls = InvincatLanguageServer()
+    features: list[tuple[str, Any, Any]] = [
+        (types.INITIALIZE, lifecycle.initialize, None),
+        (types.INITIALIZED, lifecycle.initialized, None),
+        (types.SHUTDOWN, lifecycle.shutdown, None),
+        (DEBUG_STATUS, lifecycle.invincat_debug_status, None),
+        (types.TEXT_DOCUMENT_DID_OPEN, documents.text_document_did_open, None),
+        (types.TEXT_DOCUMENT_DID_CHANGE, documents.text_document_did_change, None),
+        (types.TEXT_DOCUMENT_DID_CLOSE, documents.text_document_did_close, None),
+        (
+            types.TEXT_DOCUMENT_CODE_ACTION,
+            code_actions.text_document_code_action,
+            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        ),
+        (CHAT, chat.invincat_chat, None),
+        (CANCEL, chat.invincat_cancel, None),
+        (RESOLVE_APPROVAL, approvals.invincat_resolve_approval, None),
+        (PENDING_APPROVALS, approvals.invincat_pending_approvals, None),
+        (THREADS_LIST, threads.invincat_threads_list, None),
+        (THREADS_HISTORY, threads.invincat_threads_history, None),
+    ]
+    for method, handler, options in features:
+        ls.feature(method, options)(handler)
+    ls.command(RESOLVE_APPROVAL_COMMAND)(approvals.invincat_resolve_approval_command)
+    return ls
+
+
+def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
+    """Reserve the real stdin/stdout for protocol frames.
+
+    Anything else that writes to fd 1 (a stray print, a library, a child process) would
+    corrupt the stream, and a child reading fd 0 would steal the editor's messages: fd 1
+    becomes stderr and fd 0 /dev/null for everyone but the protocol.
+    """
+    sys.stdout.flush()
+    protocol_in = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, sys.stdin.fileno())
+    os.close(devnull)
+    sys.stdout = sys.stderr
+    return protocol_in, protocol_out
+
+
+def serve(*, tcp: bool = False, host: str = "127.0.0.1", port: int | None = None) -> int:
+    """Run the server until the editor disconnects; the CLI's exit code."""
+    ls = build_server()
+    configure_logging(ls)
+    if tcp:
+        assert port is not None
+        ls.serve_tcp(host, port)
+    else:
+        ls.serve_stdio(*_claim_stdio())
+    return 0

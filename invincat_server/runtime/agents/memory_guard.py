@@ -1,0 +1,101 @@
+"""Keeps every agent's tools away from the memory stores (spec §9).
+
+- `execute` commands that name or glob-match a store, journal, lock or backup are refused
+  before they run (file tools are refused by the workspace's deny hook, search tools skip
+  `.invincat/`).
+- A shell command can still read a store in ways no parser can foresee (`grep -r . `, a
+  hard link, a script): lines of `execute` output that carry store or journal data are
+  withheld, so the content never reaches the model.
+- Around every tool execution the stores are fingerprinted; a change that did not go
+  through governance is quarantined and reverted, the tool result says so to the model and
+  an `error` event tells the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import ToolMessage
+from langgraph.config import get_stream_writer
+from langgraph.types import Command
+
+from invincat_server.runtime.memory.service import MemoryService
+
+WITHHELD = "[line withheld: it contains memory store data]"
+MIN_NEEDLE = 12
+
+
+def needles(before: Any, memory: MemoryService) -> list[str]:
+    """Strings whose presence in tool output means store data is leaking: every line of
+    the stores and journals, and every entry's content as plain text."""
+    found: set[str] = set()
+    for snap in (*before.stores.values(), *before.journals.values()):
+        if snap.data:
+            text = snap.data.decode("utf-8", "replace")
+            found.update(line.strip() for line in text.splitlines())
+    try:
+        found.update(e.content for e in memory.list(include_archived=True))
+    except Exception:  # an unreadable store still has its raw lines above
+        pass
+    return sorted((n for n in found if len(n) >= MIN_NEEDLE), key=len)
+
+
+def withhold_memory_lines(result: ToolMessage, patterns: list[str]) -> ToolMessage:
+    text = result.content if isinstance(result.content, str) else result.text
+    if not patterns:
+        return result
+    lines = text.split("\n")
+    changed = False
+    for index, line in enumerate(lines):
+        if len(line) >= MIN_NEEDLE and any(p in line for p in patterns):
+            lines[index] = WITHHELD
+            changed = True
+    if not changed:
+        return result
+    return result.model_copy(update={"content": "\n".join(lines)})
+
+
+class MemoryGuardMiddleware(AgentMiddleware):
+    def __init__(self, memory: MemoryService) -> None:
+        super().__init__()
+        self.memory = memory
+
+    async def awrap_tool_call(
+        self,
+        request: Any,
+        handler: Callable[[Any], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        call = request.tool_call
+        if call["name"] == "execute":
+            command = str(call["args"].get("command", ""))
+            reason = self.memory.guard.command_touches_memory(command, self.memory.project_root)
+            if reason:
+                text = reason if reason.startswith("Refused") else f"Refused: {reason}"
+                return ToolMessage(
+                    content=f"{text} Nothing was run.",
+                    tool_call_id=call["id"],
+                    name=call["name"],
+                    status="error",
+                )
+        before = await asyncio.to_thread(self.memory.fingerprint)
+        # Read what must not leak before the tool runs: afterwards the store may be mangled.
+        secret = needles(before, self.memory) if call["name"] == "execute" else []
+        result = await handler(request)
+        if secret and isinstance(result, ToolMessage):
+            result = withhold_memory_lines(result, secret)
+        report = await asyncio.to_thread(self.memory.restore_if_tampered, before)
+        if report is None:
+            return result
+        try:
+            get_stream_writer()({"type": "error", "message": report.message})
+        except RuntimeError:
+            pass  # outside a streaming run (e.g. a direct invoke): the tool result still says it
+        if isinstance(result, ToolMessage):
+            text = result.content if isinstance(result.content, str) else result.text
+            return result.model_copy(
+                update={"content": f"{text}\n\n{report.message}", "status": "error"}
+            )
+        return result

@@ -1,0 +1,34 @@
+"""Errors of the memory store; every message says what happened and what to do."""
+
+from __future__ import annotations
+
+
+class MemoryStoreError(Exception):
+    """Base class: a memory request that cannot be carried out."""
+
+
+class MemoryConfigError(MemoryStoreError):
+    """`[memory]` in config.toml is unusable."""
+
+
+class BatchShapeError(MemoryStoreError):
+    """The input is not `{"operations": [...]}` (or a bare list of operations)."""
+
+
+class StoreUnavailableError(MemoryStoreError):
+    """A store cannot be written (corrupt and not backed up, newer format, I/O error).
+
+    The file is left exactly as it was; reads may still work.
+    """
+
+
+class LockTimeoutError(MemoryStoreError):
+    """Another process held the store lock for too long."""
+
+
+class UnknownEntryError(MemoryStoreError):
+    """No entry (and no journal history) for this id."""
+
+
+class UnknownBatchError(MemoryStoreError):
+    """No journal record for this batch id."""

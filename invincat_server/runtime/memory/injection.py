@@ -1,0 +1,112 @@
+"""What the main agent sees of memory before each model call (spec section 5).
+
+User scope first, then project; per scope only active, valid, non-cold entries, hot then
+warm, by score descending then id; at most 8 hot + 6 warm lines and 4,000 characters of
+lines, never cutting a line. Each scope's rendering is cached on its store file's
+(mtime_ns, size, inode, ctime_ns): an unchanged store is not even opened.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from invincat_server.runtime.memory.limits import MemoryLimits
+from invincat_server.runtime.memory.models import SCOPES, Entry, Scope
+
+HEADING = (
+    "## Long-term memory\n"
+    "Durable facts from earlier sessions, kept under governance. When one disagrees with "
+    "what you see in the workspace, trust the workspace."
+)
+_SCOPE_TITLES: dict[Scope, str] = {"user": "### User", "project": "### Project"}
+
+StatKey = tuple[int, int, int, int] | None
+
+
+def entry_line(entry: Entry) -> str:
+    return f"- [{entry.section}] {entry.content}"
+
+
+def select_lines(entries: Iterable[Entry], limits: MemoryLimits) -> list[str]:
+    """The lines one scope contributes, in order, within the caps."""
+    eligible = sorted(
+        (e for e in entries if e.injectable),
+        key=lambda e: (e.tier != "hot", -e.score, e.id),
+    )
+    caps = {"hot": limits.inject_hot, "warm": limits.inject_warm}
+    taken: Counter[str] = Counter()
+    lines: list[str] = []
+    used = 0
+    for entry in eligible:
+        if taken[entry.tier] >= caps[entry.tier]:
+            continue
+        line = entry_line(entry)
+        cost = len(line) + 1  # the newline
+        if used + cost > limits.inject_chars:
+            break  # whole lines only, and never let a lower-ranked line jump the queue
+        lines.append(line)
+        used += cost
+        taken[entry.tier] += 1
+    return lines
+
+
+def stat_key(path: Path) -> StatKey:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
+class InjectionRenderer:
+    """Renders the memory block, re-reading a store only when its file changed.
+
+    `reads` counts store reads per scope so tests (and curious people) can see that an
+    unchanged store costs a `stat` and nothing more.
+    """
+
+    def __init__(
+        self,
+        paths: dict[Scope, Path],
+        read: Callable[[Scope], list[Entry]],
+        limits: MemoryLimits,
+    ) -> None:
+        self._paths = paths
+        self._read = read
+        self._limits = limits
+        self._cache: dict[Scope, tuple[StatKey, list[str]]] = {}
+        self._lock = threading.Lock()
+        self.reads: Counter[str] = Counter()
+
+    def _scope_lines(self, scope: Scope) -> list[str]:
+        # stat before reading: if the file changes in between, the next call sees a new
+        # key and reads again; the other order could cache old content under a new key.
+        key = stat_key(self._paths[scope])
+        cached = self._cache.get(scope)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        lines = select_lines(self._read(scope), self._limits) if key is not None else []
+        if key is not None:
+            self.reads[scope] += 1
+        self._cache[scope] = (key, lines)
+        return lines
+
+    def render(self) -> str:
+        """The system-prompt block, or "" when no scope has anything to inject."""
+        with self._lock:
+            parts = []
+            for scope in SCOPES:
+                lines = self._scope_lines(scope)
+                if lines:
+                    parts.append(_SCOPE_TITLES[scope] + "\n" + "\n".join(lines))
+        if not parts:
+            return ""
+        return HEADING + "\n\n" + "\n\n".join(parts) + "\n"
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._cache.clear()

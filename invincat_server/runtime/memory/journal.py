@@ -1,0 +1,93 @@
+"""The append-only journal `memory_<scope>.journal.jsonl`: one JSON line per batch.
+
+Appends happen under the store lock, after the store itself was replaced, and are
+fsynced before the batch is acknowledged. A line torn by a crash is skipped by readers,
+and the next append starts on a fresh line so it cannot glue onto the fragment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from invincat_server.runtime.memory.report import JournalRecord
+
+_TAIL_CHUNK = 64 * 1024
+
+
+def encode(record: JournalRecord) -> bytes:
+    line = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+    return line.encode("utf-8") + b"\n"
+
+
+def append(path: Path, record: JournalRecord) -> None:
+    """Append one record durably (caller holds the store lock)."""
+    data = encode(record)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # a previous writer died mid-line
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def parse_line(line: bytes) -> JournalRecord | None:
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        return JournalRecord.model_validate_json(line)
+    except ValidationError:
+        return None  # a torn or hand-damaged line: skip it, keep the rest readable
+
+
+def parse_lines(data: bytes) -> list[JournalRecord]:
+    records = []
+    for line in data.split(b"\n"):
+        record = parse_line(line)
+        if record is not None:
+            records.append(record)
+    return records
+
+
+def read_all(path: Path) -> list[JournalRecord]:
+    """Every readable record, oldest first ([] when there is no journal)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    return parse_lines(data)
+
+
+def last_record(path: Path) -> JournalRecord | None:
+    """The newest readable record, reading the file backwards in chunks."""
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return None
+    with fh:
+        end = fh.seek(0, os.SEEK_END)
+        buffer = b""
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            fh.seek(start)
+            buffer = fh.read(end - start) + buffer
+            end = start
+            lines = buffer.split(b"\n")
+            # lines[0] may be partial unless we reached the start of the file.
+            complete = lines if start == 0 else lines[1:]
+            for line in reversed(complete):
+                record = parse_line(line)
+                if record is not None:
+                    return record
+            buffer = lines[0] if start > 0 else b""
+    return None

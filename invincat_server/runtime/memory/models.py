@@ -1,0 +1,161 @@
+"""Stored memory entries and the store document (spec sections 1 and 2).
+
+Every model here keeps unknown fields (`extra="allow"`): a newer invincat, a person
+editing the JSON or another tool may add fields, and a rewrite by this version must
+not drop them. Entries are frozen so a parsed store can be cached and shared between
+batches without one batch mutating what another one sees.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Scope = Literal["user", "project"]
+Tier = Literal["hot", "warm", "cold"]
+Status = Literal["active", "archived"]
+Confidence = Literal["low", "medium", "high"]
+InvalidMarker = Literal["wrong", "superseded", "outdated", "misleading"]
+
+SCOPES: tuple[Scope, ...] = ("user", "project")
+STORE_VERSION = 1
+HOT_MIN, WARM_MIN = 70, 30
+# The score an op gets when it names only a tier: the middle of the band, so a later
+# small rescore does not flip the tier by accident.
+REPRESENTATIVE_SCORE: dict[Tier, int] = {"hot": 85, "warm": 50, "cold": 15}
+DEFAULT_SCORE = 50
+
+_PREFIX: dict[Scope, str] = {"user": "u", "project": "p"}
+_ID_RE = re.compile(r"^mem_([up])_(\d{6,})$")
+ID_PATTERN = _ID_RE.pattern
+MAX_SECTION, MAX_CONTENT, MAX_SCORE_REASON = 80, 500, 200
+
+
+def now_iso() -> str:
+    """Current UTC time, ISO-8601 with microseconds and a `+00:00` offset."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def tier_for(score: int) -> Tier:
+    if score >= HOT_MIN:
+        return "hot"
+    if score >= WARM_MIN:
+        return "warm"
+    return "cold"
+
+
+def make_id(scope: Scope, seq: int) -> str:
+    return f"mem_{_PREFIX[scope]}_{seq:06d}"
+
+
+def id_scope(entry_id: str) -> Scope | None:
+    """The scope an id belongs to, or None if it is not a memory id."""
+    match = _ID_RE.match(entry_id)
+    if not match:
+        return None
+    return "user" if match.group(1) == "u" else "project"
+
+
+def id_seq(entry_id: str) -> int | None:
+    match = _ID_RE.match(entry_id)
+    return int(match.group(2)) if match else None
+
+
+def normalise_whitespace(text: str) -> str:
+    """One line, single spaces: entries render as `- [Section] content` lines."""
+    return " ".join(text.split())
+
+
+class Evidence(BaseModel):
+    """A tool result the fact was derived from (project scope)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    tool: str = Field(max_length=64)
+    path: str = Field(max_length=500)
+    sha256: str | None = Field(default=None, max_length=64)
+
+
+class Source(BaseModel):
+    """Who or what produced the entry; `thread_id` of creation never changes."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    thread_id: str | None = None
+    anchor: str | None = None
+    actor: str | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class Entry(BaseModel):
+    """One durable fact in a store (spec section 2)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    id: str = Field(pattern=ID_PATTERN)
+    scope: Scope
+    section: str = Field(min_length=1, max_length=MAX_SECTION)
+    content: str = Field(min_length=1, max_length=MAX_CONTENT)
+    status: Status = "active"
+    confidence: Confidence = "medium"
+    score: int = Field(ge=0, le=100)
+    tier: Tier
+    score_reason: str = Field(default="", max_length=MAX_SCORE_REASON)
+    invalid: InvalidMarker | None = None
+    created_at: str
+    updated_at: str
+    last_scored_at: str | None = None
+    archived_at: str | None = None
+    source: Source = Field(default_factory=Source)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Entry:
+        # The id's format was checked by the field pattern; compare the prefix letter only
+        # (cheaper than a second regex on every entry of a large store).
+        if self.id[4] != _PREFIX[self.scope]:
+            raise ValueError(f"id {self.id} does not belong to scope {self.scope!r}")
+        if tier_for(self.score) != self.tier:
+            raise ValueError(
+                f"{self.id}: tier {self.tier!r} does not match score {self.score} "
+                "(hot >= 70, warm 30-69, cold < 30)"
+            )
+        return self
+
+    @property
+    def seq(self) -> int:
+        return id_seq(self.id) or 0
+
+    @property
+    def injectable(self) -> bool:
+        """Active, not marked invalid and not cold: what the model may see (spec section 5)."""
+        return self.status == "active" and self.invalid is None and self.tier != "cold"
+
+    def to_json(self) -> dict[str, object]:
+        return self.model_dump(mode="json")
+
+
+class StoreDoc(BaseModel):
+    """The whole store file: `{"version": 1, "scope": ..., "next_seq": N, "items": [...]}`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    version: Literal[1]
+    scope: Scope
+    next_seq: int = Field(ge=1)
+    items: list[Entry]
+
+    @model_validator(mode="after")
+    def _items_belong_here(self) -> StoreDoc:
+        seen: set[str] = set()
+        for entry in self.items:
+            if entry.scope != self.scope:
+                raise ValueError(
+                    f"entry {entry.id} has scope {entry.scope!r} in a {self.scope} store"
+                )
+            if entry.id in seen:
+                raise ValueError(f"entry id {entry.id} appears twice")
+            seen.add(entry.id)
+        return self

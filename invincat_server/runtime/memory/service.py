@@ -1,0 +1,403 @@
+"""MemoryService: the one entry point for reading and changing governed memory.
+
+Synchronous on purpose (file locks and fsync are blocking): the async runtime calls it
+through `asyncio.to_thread`. Every change - a proposer's batch, a person's archive,
+a revert, the cleanup - is a journaled batch through the same locked write path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from invincat_server.runtime.memory import journal
+from invincat_server.runtime.memory import store as store_mod
+from invincat_server.runtime.memory.changeset import (
+    BatchContext,
+    Changeset,
+    Outcome,
+    new_batch_id,
+)
+from invincat_server.runtime.memory.errors import (
+    MemoryStoreError,
+    StoreUnavailableError,
+    UnknownBatchError,
+    UnknownEntryError,
+)
+from invincat_server.runtime.memory.governance import coerce_operations, govern
+from invincat_server.runtime.memory.housekeeping import plan_cleanup, plan_external
+from invincat_server.runtime.memory.injection import InjectionRenderer
+from invincat_server.runtime.memory.limits import MemoryLimits, load_limits
+from invincat_server.runtime.memory.models import SCOPES, Entry, Scope, id_scope, now_iso
+from invincat_server.runtime.memory.protection import PathGuard
+from invincat_server.runtime.memory.redaction import redact_deep
+from invincat_server.runtime.memory.report import AppliedOp, BatchReport, JournalRecord
+from invincat_server.runtime.memory.revert import merge_followers, plan_revert
+from invincat_server.runtime.memory.store import (
+    CorruptStoreError,
+    Store,
+    StoreState,
+    read_bytes,
+    salvage_entries,
+    sha256_hex,
+)
+from invincat_server.runtime.memory.tamper import Fingerprint, TamperReport, TamperWatch
+
+Build = Callable[[StoreState, BatchContext], Outcome]
+
+
+def _check_scope(scope: str) -> Scope:
+    if scope not in SCOPES:
+        raise MemoryStoreError(f"Unknown memory scope {scope!r}: use 'user' or 'project'.")
+    return scope
+
+
+class MemoryService:
+    """Governed user and project memory for one user dir and one project."""
+
+    def __init__(
+        self, home: Path, project_root: Path, *, limits: MemoryLimits | None = None
+    ) -> None:
+        self.home = Path(home)
+        self.project_root = Path(project_root)
+        self.limits = limits if limits is not None else load_limits(self.home)
+        self.files = store_mod.store_files(self.home, self.project_root)
+        self._stores = {
+            scope: Store(files, lock_timeout=self.limits.lock_timeout)
+            for scope, files in self.files.items()
+        }
+        # The state each scope had when this process last journaled or verified it: the
+        # "previous content" an external change is diffed against.
+        self._journaled: dict[Scope, StoreState] = {}
+        self._problems: dict[Scope, str] = {}
+        self.renderer = InjectionRenderer(
+            {s: f.store for s, f in self.files.items()}, self._read_entries, self.limits
+        )
+        self.guard = PathGuard(self.home, self.project_root)
+        self._watch = TamperWatch(self)
+
+    # -- paths and reading ------------------------------------------------------
+    def store_paths(self) -> dict[str, Path]:
+        return {scope: files.store for scope, files in self.files.items()}
+
+    def problems(self) -> dict[str, str]:
+        """Scopes whose store could not be read or repaired, with what to do about it."""
+        return {scope: problem for scope, problem in self._problems.items()}
+
+    def _read_entries(self, scope: Scope) -> list[Entry]:
+        """Entries of one scope without taking the lock (writes are atomic renames)."""
+        store = self._stores[scope]
+        data = read_bytes(store.files.store)
+        try:
+            state = store.parse(data)
+        except CorruptStoreError:
+            try:
+                with store.locked():
+                    state, _ = self._load_locked(scope)
+            except StoreUnavailableError as exc:
+                self._problems[scope] = str(exc)
+                return salvage_entries(data or b"", scope)
+        except StoreUnavailableError as exc:
+            self._problems[scope] = f"{store.files.store}: {exc}"
+            return salvage_entries(data or b"", scope)
+        self._problems.pop(scope, None)
+        return list(state.entries.values())
+
+    def show(self, entry_id: str) -> tuple[Entry | None, list[JournalRecord]]:
+        """The entry (None once deleted) and every journal record that touched it."""
+        scope = id_scope(entry_id)
+        if scope is None:
+            raise UnknownEntryError(
+                f"{entry_id!r} is not a memory id (mem_u_NNNNNN or mem_p_NNNNNN)."
+            )
+        entry = next((e for e in self._read_entries(scope) if e.id == entry_id), None)
+        history = [r for r in journal.read_all(self.files[scope].journal) if r.touches(entry_id)]
+        return entry, history
+
+    def log(self, scope: str | None = None, limit: int | None = None) -> list[JournalRecord]:
+        """Journal records, newest first."""
+        scopes = SCOPES if scope is None else (_check_scope(scope),)
+        records = [r for s in scopes for r in journal.read_all(self.files[s].journal)]
+        records.sort(key=lambda r: r.time, reverse=True)
+        return records if limit is None else records[:limit]
+
+    def render_injection(self) -> str:
+        return self.renderer.render()
+
+    # -- governed writes --------------------------------------------------------
+    def apply(
+        self,
+        scope: str,
+        batch: dict[str, Any] | list[Any],
+        *,
+        actor: str = "cli",
+        thread_id: str | None = None,
+        anchor: str | None = None,
+    ) -> BatchReport:
+        """Govern and apply a proposed batch; BatchShapeError if it is not a batch at all."""
+        name = _check_scope(scope)
+        raw_ops = coerce_operations(batch)
+        return self._transact(
+            name,
+            actor,
+            lambda state, ctx: govern(raw_ops, state, ctx, self.limits),
+            proposed=redact_deep(raw_ops),  # type: ignore[arg-type]
+            thread_id=thread_id,
+            anchor=anchor,
+        )
+
+    def _single(
+        self, op: str, entry_id: str, reason: str, actor: str, **fields: Any
+    ) -> BatchReport:
+        scope = id_scope(entry_id)
+        if scope is None:
+            raise UnknownEntryError(
+                f"{entry_id!r} is not a memory id (mem_u_NNNNNN or mem_p_NNNNNN)."
+            )
+        item = {"op": op, "scope": scope, "id": entry_id, "reason": reason, **fields}
+        return self.apply(scope, {"operations": [item]}, actor=actor)
+
+    def archive(
+        self, entry_id: str, reason: str, actor: str = "user", *, invalid: str | None = None
+    ) -> BatchReport:
+        extra = {"invalid": invalid} if invalid else {}
+        return self._single("archive", entry_id, reason, actor, **extra)
+
+    def restore(self, entry_id: str, reason: str, actor: str = "user") -> BatchReport:
+        return self._single("restore", entry_id, reason, actor)
+
+    def delete(self, entry_id: str, reason: str, actor: str = "user") -> BatchReport:
+        return self._single("delete", entry_id, reason, actor)
+
+    def revert(self, batch_id: str, *, actor: str = "user") -> BatchReport:
+        """Restore the pre-batch content of what `batch_id` touched, as a new batch."""
+        record = self._find_batch(batch_id)
+
+        def build(state: StoreState, ctx: BatchContext) -> Outcome:
+            cs = Changeset(state, ctx)
+            plan_revert(record, cs)
+            return cs.finish(self.limits)
+
+        return self._transact(
+            record.scope,
+            actor,
+            build,
+            proposed=[{"op": "revert", "batch_id": batch_id}],
+            reverts=batch_id,
+        )
+
+    def cleanup(self) -> list[BatchReport]:
+        """Delete active entries marked invalid, in every scope (one batch per scope)."""
+        reports = []
+        for scope in SCOPES:
+            store = self._stores[scope]
+            if not store.files.store.exists():
+                continue
+            with store.locked():
+                state, _ = self._load_locked(scope)
+                record = self._cleanup_locked(scope, state)
+            if record is not None:
+                reports.append(record.report())
+        return reports
+
+    def _find_batch(self, batch_id: str) -> JournalRecord:
+        """The batch's record, merged with the cleanup batch that followed it, if any."""
+        for scope in SCOPES:
+            records = journal.read_all(self.files[scope].journal)
+            for record in records:
+                if record.batch_id == batch_id:
+                    followers = [r for r in records if r.follows == batch_id]
+                    return merge_followers(record, followers)
+        raise UnknownBatchError(f"No journaled batch {batch_id!r}; see `invincat memory log`.")
+
+    # -- the locked write path --------------------------------------------------
+    def _transact(
+        self,
+        scope: Scope,
+        actor: str,
+        build: Build,
+        *,
+        proposed: list[Any],
+        thread_id: str | None = None,
+        anchor: str | None = None,
+        reverts: str | None = None,
+    ) -> BatchReport:
+        store = self._stores[scope]
+        with store.locked():
+            state, _ = self._load_locked(scope)
+            ctx = BatchContext(new_batch_id(), scope, actor, now_iso(), thread_id, anchor)
+            outcome = build(state, ctx)
+            write = outcome.changed and not outcome.rejected
+            if not write:
+                outcome.state = state
+            record = self._commit_locked(
+                ctx, outcome, proposed, hash_before=state.hash, write=write, reverts=reverts
+            )
+            cleanup = self._cleanup_locked(scope, outcome.state, follows=ctx.batch_id)
+        return record.report(cleanup.batch_id if cleanup else None)
+
+    def _commit_locked(
+        self,
+        ctx: BatchContext,
+        outcome: Outcome,
+        proposed: list[Any],
+        *,
+        hash_before: str | None,
+        write: bool,
+        reverts: str | None = None,
+        follows: str | None = None,
+    ) -> JournalRecord:
+        """Write (when asked) and journal one batch; the caller holds the lock."""
+        scope = ctx.scope
+        hash_after = (
+            self._stores[scope].write_locked(outcome.state) if write else outcome.state.hash
+        )
+        record = JournalRecord(
+            batch_id=ctx.batch_id,
+            time=ctx.time,
+            scope=scope,
+            actor=ctx.actor,
+            thread_id=ctx.thread_id,
+            rejected=outcome.rejected,
+            reason=outcome.reason,
+            proposed=proposed,
+            applied=outcome.applied,
+            dropped=outcome.dropped,
+            before=outcome.before,
+            after=outcome.after,
+            hash_before=hash_before,
+            hash_after=hash_after,
+            next_seq=outcome.state.next_seq,
+            reverts=reverts,
+            follows=follows,
+        )
+        journal.append(self.files[scope].journal, record)
+        self._journaled[scope] = outcome.state
+        return record
+
+    def _cleanup_locked(
+        self, scope: Scope, state: StoreState, *, follows: str | None = None
+    ) -> JournalRecord | None:
+        """Delete active entries marked invalid, as a separate batch (actor `cleanup`).
+
+        `follows` links it to the batch that set the markers, so reverting that batch
+        also undoes the deletions it caused.
+        """
+        if not any(e.status == "active" and e.invalid for e in state.entries.values()):
+            return None
+        ctx = BatchContext(new_batch_id(), scope, "cleanup", now_iso())
+        cs = Changeset(state, ctx)
+        plan_cleanup(cs)
+        outcome = cs.finish(self.limits, bounds=False)
+        return self._commit_locked(
+            ctx, outcome, [], hash_before=state.hash, write=True, follows=follows
+        )
+
+    def _load_locked(self, scope: Scope) -> tuple[StoreState, list[JournalRecord]]:
+        """Re-read the store under the lock; repair corruption, journal external changes."""
+        store = self._stores[scope]
+        data = read_bytes(store.files.store)
+        try:
+            state = store.parse(data)
+        except CorruptStoreError as exc:
+            return self._recover_locked(scope, data or b"", exc.problem)
+        self._problems.pop(scope, None)
+        record = self._accept_external_locked(scope, state)
+        if record is None:
+            return state, []
+        return self._journaled[scope], [record]
+
+    def _recover_locked(
+        self, scope: Scope, data: bytes, problem: str
+    ) -> tuple[StoreState, list[JournalRecord]]:
+        """Back up the exact bytes first; only then start a fresh store."""
+        files = self.files[scope]
+        backup = files.backup("corrupt")
+        try:
+            store_mod.write_backup(backup, data)
+        except OSError as exc:
+            message = (
+                f"Memory store {files.store} {problem}, and saving a copy to {backup} failed "
+                f"({exc.strerror or exc}). The file was left untouched and memory changes are "
+                f"disabled: fix it or move it away (e.g. `mv {files.store} "
+                f"{files.store}.broken`), then retry."
+            )
+            self._problems[scope] = message
+            raise StoreUnavailableError(message) from exc
+        last = journal.last_record(files.journal)
+        # The fresh store continues numbering after every id the old one (or the journal)
+        # ever used, so an id is never reused even across a reset.
+        floor = last.next_seq if last and last.next_seq else 1
+        fresh = StoreState(scope, next_seq=max(store_mod.highest_seq_in(data) + 1, floor))
+        ctx = BatchContext(new_batch_id(), scope, "recovery", now_iso())
+        outcome = Outcome(
+            state=fresh,
+            applied=[AppliedOp.of(op="recover", backup=str(backup))],
+            reason=f"store {problem}; its exact bytes were saved to {backup.name} and a "
+            "fresh store was started",
+        )
+        record = self._commit_locked(ctx, outcome, [], hash_before=sha256_hex(data), write=True)
+        return outcome.state, [record]
+
+    def _accept_external_locked(self, scope: Scope, state: StoreState) -> JournalRecord | None:
+        """Journal (actor `external`) a store that differs from the journal's last state."""
+        last = journal.last_record(self.files[scope].journal)
+        last_hash = last.hash_after if last else None
+        if state.hash == last_hash:
+            self._journaled[scope] = state
+            return None
+        previous = self._journaled.get(scope)
+        if last_hash is None:
+            previous = StoreState(scope)  # nothing journaled yet: the store was empty
+        elif previous is None or previous.hash != last_hash:
+            previous = None
+        ctx = BatchContext(new_batch_id(), scope, "external", now_iso())
+        cs = Changeset(state, ctx)
+        plan_external(previous, cs)
+        outcome = cs.finish(self.limits, bounds=False)
+        outcome.reason = "the store changed outside governance; accepted after validation"
+        floor = last.next_seq if last and last.next_seq else 1
+        write = outcome.state.next_seq < floor
+        if write:
+            outcome.state.next_seq = floor  # a hand edit must not make ids reusable
+        else:
+            outcome.state = state
+        return self._commit_locked(ctx, outcome, [], hash_before=last_hash, write=write)
+
+    # -- tamper protection ------------------------------------------------------
+    def fingerprint(self) -> Fingerprint:
+        """Snapshot of both stores and journals, taken before a tool runs."""
+        return self._watch.fingerprint()
+
+    def restore_if_tampered(self, before: Fingerprint) -> TamperReport | None:
+        """After a tool ran: undo and quarantine store changes that bypassed governance."""
+        return self._watch.restore_if_tampered(before)
+
+    def accept_external_change(self) -> list[BatchReport]:
+        """Validate and journal (actor `external`) changes made while no tool ran."""
+        reports = []
+        for scope in SCOPES:
+            store = self._stores[scope]
+            if not (store.files.store.exists() or store.files.journal.exists()):
+                continue
+            with store.locked():
+                _, records = self._load_locked(scope)
+            reports += [r.report() for r in records]
+        return reports
+
+    # Last in the class body, so `list[...]` annotations above still mean the builtin.
+    def list(
+        self, scope: str | None = None, *, include_archived: bool = False, tier: str | None = None
+    ) -> list[Entry]:
+        """Entries, user scope first, in store order; archived ones only when asked."""
+        scopes = SCOPES if scope is None else (_check_scope(scope),)
+        found = []
+        for name in scopes:
+            for entry in self._read_entries(name):
+                if entry.status == "archived" and not include_archived:
+                    continue
+                if tier is not None and entry.tier != tier:
+                    continue
+                found.append(entry)
+        return found

@@ -1,0 +1,346 @@
+"""One store file on disk: paths, parsing, the cross-process lock, atomic writes, backups.
+
+Durability rules (spec sections 4.7 and 9):
+- writers hold an exclusive `flock` on `memory_<scope>.lock` and re-read the store under
+  it, so no batch is applied to a snapshot another process has since replaced;
+- a write goes to a temp file in the same directory, is fsynced, `os.replace`d over the
+  store and the directory is fsynced: a crash leaves either the old or the new file;
+- an unreadable store is copied byte for byte to a backup *before* anything replaces it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from invincat_server.runtime.memory.errors import LockTimeoutError, StoreUnavailableError
+from invincat_server.runtime.memory.models import (
+    STORE_VERSION,
+    Entry,
+    Scope,
+    StoreDoc,
+    id_seq,
+)
+
+_SEQ_IN_TEXT = re.compile(rb"mem_[up]_(\d{6,})")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def utc_stamp() -> str:
+    """Timestamp for backup names: sortable, no characters that need quoting."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+@dataclass(frozen=True)
+class StoreFiles:
+    """Where one scope keeps its store, journal, lock and backups."""
+
+    scope: Scope
+    store: Path
+
+    @property
+    def directory(self) -> Path:
+        return self.store.parent
+
+    @property
+    def journal(self) -> Path:
+        return self.directory / f"memory_{self.scope}.journal.jsonl"
+
+    @property
+    def lock(self) -> Path:
+        return self.directory / f"memory_{self.scope}.lock"
+
+    def backup(self, kind: str, suffix: str = ".json") -> Path:
+        return self.directory / f"memory_{self.scope}.{kind}-{utc_stamp()}{suffix}"
+
+
+def store_files(home: Path, project_root: Path) -> dict[Scope, StoreFiles]:
+    return {
+        "user": StoreFiles("user", home / "memory_user.json"),
+        "project": StoreFiles("project", project_root / ".invincat" / "memory_project.json"),
+    }
+
+
+@dataclass
+class StoreState:
+    """A parsed store. Entries are frozen models, so copies share them safely."""
+
+    scope: Scope
+    next_seq: int = 1
+    entries: dict[str, Entry] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Unknown top-level keys, written back unchanged."""
+    hash: str | None = None
+    """sha256 of the bytes this state was read from or written as; None: no file."""
+
+    def copy(self) -> StoreState:
+        return StoreState(
+            self.scope, self.next_seq, dict(self.entries), dict(self.extra), self.hash
+        )
+
+    def count(self, status: str) -> int:
+        return sum(1 for e in self.entries.values() if e.status == status)
+
+
+class CorruptStoreError(Exception):
+    """The bytes are not a valid store; `problem` says how."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
+def _schema_problem(exc: ValidationError) -> str:
+    # loc + msg only: never echo input values (they could hold anything).
+    parts = []
+    for err in exc.errors(include_input=False, include_url=False)[:3]:
+        loc = ".".join(str(p) for p in err["loc"]) or "top level"
+        parts.append(f"{loc}: {str(err['msg']).removeprefix('Value error, ')}")
+    return "does not match the store schema (" + "; ".join(parts) + ")"
+
+
+def _state_from(doc: StoreDoc, data: bytes) -> StoreState:
+    entries = {entry.id: entry for entry in doc.items}
+    highest = max((id_seq(i) or 0 for i in entries), default=0)
+    # A hand edit may leave next_seq behind the ids in use; raising it never loses data.
+    next_seq = max(doc.next_seq, highest + 1)
+    return StoreState(doc.scope, next_seq, entries, dict(doc.model_extra or {}), sha256_hex(data))
+
+
+def parse_store(data: bytes, scope: Scope) -> StoreState:
+    """Parse and validate store bytes; raise CorruptStoreError or StoreUnavailableError."""
+    try:
+        # Fast path: pydantic's own JSON parser, about 3x faster than json + validate.
+        doc = StoreDoc.model_validate_json(data)
+    except ValidationError:
+        pass  # the slow path below says precisely what is wrong
+    else:
+        if doc.scope == scope:
+            return _state_from(doc, data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptStoreError(f"is not valid UTF-8 (byte {exc.start})") from exc
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorruptStoreError(f"is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    if not isinstance(raw, dict):
+        raise CorruptStoreError("is not a JSON object")
+    version = raw.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > STORE_VERSION:
+        # A newer invincat wrote it: resetting would destroy its data, so refuse to write.
+        raise StoreUnavailableError(
+            f"store format version {version} is newer than this invincat understands "
+            f"({STORE_VERSION}); upgrade invincat to change memory"
+        )
+    if raw.get("scope") != scope:
+        raise CorruptStoreError(f"has scope {raw.get('scope')!r}, expected {scope!r}")
+    try:
+        doc = StoreDoc.model_validate(raw)
+    except ValidationError as exc:
+        raise CorruptStoreError(_schema_problem(exc)) from exc
+    return _state_from(doc, data)
+
+
+def salvage_entries(data: bytes, scope: Scope) -> list[Entry]:
+    """The entries that still validate in a store that does not (read-only listing)."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return []
+    items = raw.get("items") if isinstance(raw, dict) else None
+    found: list[Entry] = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            entry = Entry.model_validate(item)
+        except ValidationError:
+            continue
+        if entry.scope == scope:
+            found.append(entry)
+    return found
+
+
+def highest_seq_in(data: bytes) -> int:
+    """The largest id number mentioned anywhere in (possibly corrupt) bytes."""
+    return max((int(m.group(1)) for m in _SEQ_IN_TEXT.finditer(data)), default=0)
+
+
+LineCache = dict[int, tuple[Entry, bytes]]
+
+
+def dump_state(state: StoreState, cache: LineCache | None = None) -> bytes:
+    """Serialise a store: one entry per line, so a change diffs as one line.
+
+    Entries are frozen, so the encoded line of an unchanged entry object can be reused
+    from `cache` (keyed by object identity, checked with `is`); the cache is refilled
+    with exactly the current entries.
+    """
+    old = cache if cache is not None else {}
+    fresh: LineCache = {}
+    lines = []
+    for entry in state.entries.values():
+        hit = old.get(id(entry))
+        if hit is not None and hit[0] is entry:
+            line = hit[1]
+        else:
+            line = b"    " + entry.model_dump_json().encode("utf-8")
+        fresh[id(entry)] = (entry, line)
+        lines.append(line)
+    if cache is not None:
+        cache.clear()
+        cache.update(fresh)
+    head = {"version": STORE_VERSION, "scope": state.scope, "next_seq": state.next_seq}
+    head.update({k: v for k, v in state.extra.items() if k not in ("items", *head)})
+    parts = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},\n" for k, v in head.items()]
+    items = b'  "items": [\n' + b",\n".join(lines) + b"\n  ]" if lines else b'  "items": []'
+    return ("{\n" + "".join(parts)).encode("utf-8") + items + b"\n}\n"
+
+
+def read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # some filesystems refuse fsync on a directory
+        if exc.errno not in (errno.EINVAL, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, *, default_mode: int) -> None:
+    """Temp file in the same dir, fsync, os.replace, fsync the dir."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = default_mode
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def write_backup(target: Path, data: bytes) -> None:
+    """Create `target` (never overwrite) holding exactly `data`, durably; verify it."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(target.parent)
+    if target.read_bytes() != data:
+        raise OSError(f"backup {target} does not read back identical")
+
+
+class Store:
+    """Lock, read and write one scope's store file."""
+
+    def __init__(self, files: StoreFiles, *, lock_timeout: float = 30.0) -> None:
+        self.files = files
+        self.lock_timeout = lock_timeout
+        self._cache: StoreState | None = None
+        self._lines: LineCache = {}
+
+    @property
+    def default_mode(self) -> int:
+        # The user store is private; the project store is meant to be shared (committed).
+        return 0o600 if self.files.scope == "user" else 0o644
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the exclusive cross-process lock (released by the kernel if we die)."""
+        try:
+            self.files.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.files.lock, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise StoreUnavailableError(
+                f"Cannot open the memory lock {self.files.lock}: {exc.strerror}. "
+                f"Make {self.files.directory} writable."
+            ) from exc
+        try:
+            deadline = time.monotonic() + self.lock_timeout
+            delay = 0.0005
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise LockTimeoutError(
+                            f"Another process has held {self.files.lock} for over "
+                            f"{self.lock_timeout:g}s; retry, or stop the stuck invincat process."
+                        ) from None
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.01)
+            yield
+        finally:
+            os.close(fd)
+
+    def parse(self, data: bytes | None) -> StoreState:
+        """Parse bytes (None: no file yet), reusing the last parse when the bytes match."""
+        if data is None:
+            return StoreState(self.files.scope)
+        digest = sha256_hex(data)
+        if self._cache is not None and self._cache.hash == digest:
+            return self._cache.copy()
+        state = parse_store(data, self.files.scope)
+        self._cache = state.copy()
+        return state
+
+    def write_locked(self, state: StoreState) -> str:
+        """Write `state` durably (caller holds the lock); returns the new hash."""
+        data = dump_state(state, self._lines)
+        self._remove_stale_temps()
+        try:
+            atomic_write(self.files.store, data, default_mode=self.default_mode)
+        except OSError as exc:
+            raise StoreUnavailableError(
+                f"Cannot write {self.files.store}: {exc.strerror or exc}. "
+                "Check permissions and free space; the store is unchanged."
+            ) from exc
+        state.hash = sha256_hex(data)
+        self._cache = state.copy()
+        return state.hash
+
+    def _remove_stale_temps(self) -> None:
+        # Under the lock, any temp file of ours belongs to a writer that died mid-write.
+        for tmp in self.files.directory.glob(f".{self.files.store.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()

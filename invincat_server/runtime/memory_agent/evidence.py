@@ -1,0 +1,68 @@
+"""Project-scope evidence: small excerpts of tool results that back a convention.
+
+Only results of read_file, edit_file, write_file and execute count (what the agent actually
+saw or did), at most 3 items of 600 characters and 1,200 in total, preferring build, test,
+format, architecture and stack signals. Redacted before anything leaves the process.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+EVIDENCE_TOOLS = frozenset({"read_file", "edit_file", "write_file", "execute"})
+MAX_ITEMS, MAX_ITEM_CHARS, MAX_TOTAL_CHARS = 3, 600, 1_200
+
+_SIGNALS = re.compile(
+    r"(?i)\b(pytest|unittest|jest|vitest|mocha|cargo test|go test|npm (?:run|test)|pnpm|yarn|"
+    r"make|cmake|gradle|maven|tox|nox|ruff|black|isort|flake8|mypy|pyright|eslint|prettier|"
+    r"rustfmt|gofmt|clippy|pyproject|setup\.cfg|package\.json|tsconfig|cargo\.toml|go\.mod|"
+    r"dockerfile|docker-compose|\.github/workflows|ci|build|test|lint|format|architecture|"
+    r"module|layer|convention)\b"
+)
+
+
+@dataclass(frozen=True)
+class EvidenceItem:
+    tool: str
+    label: str
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"tool": self.tool, "source": self.label, "excerpt": self.text}
+
+
+def _score(text: str) -> int:
+    return len(_SIGNALS.findall(text))
+
+
+def collect_evidence(
+    results: Sequence[tuple[str, dict[str, Any], str]], redact: Callable[[str], str]
+) -> list[EvidenceItem]:
+    """`results` are (tool name, args, output) of the new slice, oldest first."""
+    candidates: list[tuple[int, int, EvidenceItem]] = []
+    for order, (tool, args, output) in enumerate(results):
+        if tool not in EVIDENCE_TOOLS or not output.strip():
+            continue
+        label = str(args.get("path") or args.get("command") or "")[:120]
+        score = _score(label) * 2 + _score(output[:4_000])
+        if score == 0:
+            continue
+        text = redact(output.strip())[:MAX_ITEM_CHARS]
+        candidates.append((score, order, EvidenceItem(tool, redact(label), text)))
+    candidates.sort(key=lambda c: (-c[0], -c[1]))
+    chosen: list[EvidenceItem] = []
+    total = 0
+    for _, _, item in candidates:
+        if len(chosen) == MAX_ITEMS:
+            break
+        room = MAX_TOTAL_CHARS - total
+        if room <= 0:
+            break
+        if len(item.text) > room:
+            item = EvidenceItem(item.tool, item.label, item.text[:room])
+        chosen.append(item)
+        total += len(item.text)
+    return chosen

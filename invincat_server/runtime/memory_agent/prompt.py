@@ -1,0 +1,103 @@
+"""What the memory model is told: instructions, the store, the new slice, evidence.
+
+Everything here is redacted by the caller before it is built into messages, and bounded:
+the conversation slice to 12,000 characters (newest kept), the store snapshot to 80 entries
+and 6,000 characters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+SLICE_CHARS = 12_000
+SNAPSHOT_ENTRIES = 80
+SNAPSHOT_CHARS = 6_000
+TOOL_RESULT_CHARS = 300
+SUBMIT_TOOL = "submit_memory_operations"
+
+SYSTEM_PROMPT = f"""You maintain the long-term memory of Invincat, a coding assistant.
+Memory is a small set of durable, reusable facts: user preferences and habits (scope "user")
+and project conventions, architecture, build/test/format commands, module boundaries (scope
+"project"). It is not chat history.
+
+Call {SUBMIT_TOOL} exactly once with {{"operations": [...]}}. Operations:
+- create: {{"op": "create", "scope", "section", "content", "confidence": "low|medium|high", "score": 0-100, "score_reason"}}
+- update: {{"op": "update", "scope", "id", "content" and/or "confidence", "score_reason"}}
+- rescore: {{"op": "rescore", "scope", "id", "score", "score_reason"}} (optionally "invalid": "wrong|superseded|outdated|misleading")
+- archive / restore / delete: {{"op": ..., "scope", "id", "reason"}}
+- noop: {{"op": "noop", "reason"}}
+Rules:
+- One durable fact per entry, at most 500 characters, in a short section ("Testing", "Tooling",
+  "User Preferences", ...). Score 70+ for facts that should shape every answer.
+- Do not store temporary state, one-off errors, short-term plans, reasoning steps, or secrets.
+- A fact that contradicts a stored entry replaces it: delete the old id and create the new fact.
+- At most 20 operations, at most one operation per id. Do not recreate what is already stored.
+- When unsure, submit a single noop. Being conservative is correct."""
+
+EXPLICIT_NOTE = (
+    "The user explicitly asked for something to be remembered in this conversation: store it "
+    "with confidence high and a score of at least 80 (hot)."
+)
+
+
+def snapshot_text(entries: Sequence[dict[str, Any]]) -> str:
+    ranked = sorted(entries, key=lambda e: (-int(e.get("score", 0)), str(e.get("id"))))
+    lines: list[str] = []
+    used = 0
+    for entry in ranked[:SNAPSHOT_ENTRIES]:
+        line = (
+            f"{entry.get('id')} [{entry.get('scope')}/{entry.get('section')}] "
+            f"score {entry.get('score')}: {entry.get('content')}"
+        )
+        if used + len(line) > SNAPSHOT_CHARS:
+            lines.append(f"… ({len(ranked) - len(lines)} more entries not shown)")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines) or "(empty)"
+
+
+def bounded_slice(text: str) -> str:
+    if len(text) <= SLICE_CHARS:
+        return text
+    return "… (earlier part omitted)\n" + text[-SLICE_CHARS:]
+
+
+def user_message(
+    *,
+    conversation: str,
+    snapshot: str,
+    evidence: Sequence[dict[str, str]],
+    explicit: bool,
+    last_rejection: str | None,
+) -> str:
+    parts = [f"## Stored memory\n{snapshot}", f"## New conversation\n{bounded_slice(conversation)}"]
+    if evidence:
+        parts.append("## Project evidence (tool results)\n" + json.dumps(list(evidence), indent=1))
+    if explicit:
+        parts.append(EXPLICIT_NOTE)
+    if last_rejection:
+        parts.append(
+            "## Your previous proposal was not applied\n"
+            f"{last_rejection}\nPropose a corrected batch (or a noop)."
+        )
+    return "\n\n".join(parts)
+
+
+def submit_tool_schema() -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": SUBMIT_TOOL,
+            "description": "Submit the memory operations for this conversation (a noop if nothing durable).",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "operations": {"type": "array", "items": {"type": "object"}, "maxItems": 20}
+                },
+                "required": ["operations"],
+            },
+        },
+    }

@@ -1,0 +1,231 @@
+"""Running the memory agent for one thread after a completed turn.
+
+Never raises into the caller: every failure (model error, malformed output, rejected
+batch) is logged, counted in the thread's cursor record, and leaves the store and the
+cursor where they were, so the next run retries the same slice knowing why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from invincat_server.runtime.events import Event, MemoryChanged, MemoryUpdating
+from invincat_server.runtime.memory_agent.evidence import collect_evidence
+from invincat_server.runtime.memory_agent.prompt import (
+    SUBMIT_TOOL,
+    SYSTEM_PROMPT,
+    snapshot_text,
+    submit_tool_schema,
+    user_message,
+)
+from invincat_server.runtime.memory_agent.triggers import is_acknowledgement, is_explicit_request
+from invincat_server.runtime.records import MemoryCursors
+
+log = logging.getLogger("invincat.memory_agent")
+
+
+class ProposalError(Exception):
+    """The memory model's output cannot be used; the message says why."""
+
+
+@dataclass
+class MemoryAgentConfig:
+    enabled: bool = True
+    min_seconds_between_runs: float = 0.0
+    min_turn_interval: int = 1
+
+
+def fingerprint(message: Any) -> str:
+    text = message.content if isinstance(message.content, str) else json.dumps(message.content)
+    raw = f"{message.id}|{type(message).__name__}|{text}"
+    return hashlib.sha256(raw.encode("utf-8", "replace")).hexdigest()[:24]
+
+
+def latest_user_text(messages: Sequence[Any]) -> str:
+    from langchain_core.messages import HumanMessage
+
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return message.text
+    return ""
+
+
+def turn_is_memorable(messages: Sequence[Any]) -> bool:
+    """A completed, non-trivial turn: final assistant answer, no pending tool calls, and a
+    user message that is more than an acknowledgement."""
+    from langchain_core.messages import AIMessage
+
+    if not messages or not isinstance(messages[-1], AIMessage) or messages[-1].tool_calls:
+        return False
+    return not is_acknowledgement(latest_user_text(messages))
+
+
+def conversation_text(messages: Sequence[Any]) -> tuple[str, list[tuple[str, dict[str, Any], str]]]:
+    """Readable slice (tool results abbreviated) and the raw tool results for evidence."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    parts: list[str] = []
+    results: list[tuple[str, dict[str, Any], str]] = []
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            parts.append(f"User: {message.text}")
+        elif isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                calls[call["id"] or ""] = (call["name"], dict(call["args"]))
+            if message.text.strip():
+                parts.append(f"Assistant: {message.text}")
+            for call in message.tool_calls:
+                parts.append(f"Assistant called {call['name']}({json.dumps(call['args'])[:200]})")
+        elif isinstance(message, ToolMessage):
+            name, args = calls.get(message.tool_call_id, (message.name or "", {}))
+            results.append((name, args, message.text))
+            parts.append(f"Tool {name} returned: {message.text[:300]}")
+    return "\n".join(parts), results
+
+
+def parse_proposal(reply: Any) -> list[Any]:
+    """The operation list from a tool call (or a bare JSON object); ProposalError otherwise."""
+    if getattr(reply, "invalid_tool_calls", None):
+        bad = reply.invalid_tool_calls[0]
+        raise ProposalError(f"the memory model sent malformed tool arguments: {bad.get('error')}")
+    for call in getattr(reply, "tool_calls", None) or []:
+        if call["name"] == SUBMIT_TOOL:
+            operations = call["args"].get("operations")
+            if not isinstance(operations, list):
+                raise ProposalError(f"{SUBMIT_TOOL} needs an 'operations' list")
+            return operations
+    text = reply.text.strip() if hasattr(reply, "text") else ""
+    if text:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ProposalError(
+                f"the memory model answered with text, not {SUBMIT_TOOL}: {exc.msg}"
+            ) from None
+        if isinstance(data, dict) and isinstance(data.get("operations"), list):
+            return data["operations"]
+    raise ProposalError(f"the memory model did not call {SUBMIT_TOOL}")
+
+
+class MemoryAgent:
+    def __init__(
+        self,
+        *,
+        service: Any,
+        cursors: MemoryCursors,
+        model_factory: Callable[[], Any],
+        redact: Callable[[str], str],
+        config: MemoryAgentConfig,
+    ) -> None:
+        self.service = service
+        self.cursors = cursors
+        self._model_factory = model_factory
+        self._model: Any = None
+        self.redact = redact
+        self.config = config
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._last_run: dict[str, float] = {}
+        self._turns_since: dict[str, int] = {}
+        self.failures = 0
+
+    def should_run(self, thread_id: str, messages: Sequence[Any]) -> bool:
+        if not self.config.enabled or not turn_is_memorable(messages):
+            return False
+        self._turns_since[thread_id] = self._turns_since.get(thread_id, 0) + 1
+        if self._turns_since[thread_id] < self.config.min_turn_interval:
+            return False
+        last = self._last_run.get(thread_id)
+        return last is None or time.monotonic() - last >= self.config.min_seconds_between_runs
+
+    async def run(
+        self, thread_id: str, messages: Sequence[Any], emit: Callable[[Event], None]
+    ) -> None:
+        lock = self._locks.setdefault(thread_id, asyncio.Lock())
+        async with lock:
+            self._last_run[thread_id] = time.monotonic()
+            self._turns_since[thread_id] = 0
+            try:
+                await self._run(thread_id, messages, emit)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # background work: log and count, never break the session
+                self.failures += 1
+                log.warning("memory extraction failed for %s: %s", thread_id, exc)
+                await self.cursors.record_failure(thread_id, f"{type(exc).__name__}: {exc}")
+
+    async def _run(
+        self, thread_id: str, messages: Sequence[Any], emit: Callable[[Event], None]
+    ) -> None:
+        cursor = await self.cursors.get(thread_id)
+        start = 0
+        if cursor is not None and 0 < cursor.position <= len(messages):
+            if fingerprint(messages[cursor.position - 1]) == cursor.anchor:
+                start = cursor.position
+        # start == 0 with a cursor means the history was compacted or rewritten: a bounded
+        # full extraction (the slice is capped to its newest 12,000 characters).
+        new = list(messages[start:])
+        conversation, results = conversation_text(new)
+        if not conversation.strip():
+            return
+        emit(MemoryUpdating())
+        entries = [e.model_dump(mode="json") for e in await asyncio.to_thread(self.service.list)]
+        evidence = [item.to_dict() for item in collect_evidence(results, self.redact)]
+        explicit = any(
+            is_explicit_request(m.text) for m in new if type(m).__name__ == "HumanMessage"
+        )
+        content = user_message(
+            conversation=self.redact(conversation),
+            snapshot=self.redact(snapshot_text(entries)),
+            evidence=evidence,
+            explicit=explicit,
+            last_rejection=cursor.last_rejection if cursor else None,
+        )
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        if self._model is None:
+            self._model = self._model_factory().bind_tools(
+                [submit_tool_schema()], tool_choice=SUBMIT_TOOL
+            )
+        reply = await self._model.ainvoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(content)])
+        try:
+            operations = parse_proposal(reply)
+        except ProposalError as exc:
+            self.failures += 1
+            log.warning("memory proposal unusable for %s: %s", thread_id, exc)
+            await self.cursors.record_failure(thread_id, str(exc))
+            return
+        anchor = fingerprint(messages[-1])
+        by_scope: dict[str, list[Any]] = {}
+        for op in operations:
+            scope = op.get("scope") if isinstance(op, dict) else None
+            if isinstance(op, dict) and op.get("op") == "noop" and scope is None:
+                continue
+            by_scope.setdefault(scope if scope in ("user", "project") else "project", []).append(op)
+        reports = []
+        for scope, ops in by_scope.items():
+            report = await asyncio.to_thread(
+                self.service.apply,
+                scope,
+                {"operations": ops},
+                actor="memory_agent",
+                thread_id=thread_id,
+                anchor=anchor,
+            )
+            reports.append(report)
+            if report.rejected:
+                reason = f"The batch for scope {scope} was rejected: {report.reason}"
+                self.failures += 1
+                await self.cursors.record_failure(thread_id, reason)
+                return
+        await self.cursors.advance(thread_id, len(messages), anchor)
+        for report in reports:
+            if any(a.op != "noop" for a in report.applied):
+                emit(MemoryChanged(scope=report.scope, batch_id=report.batch_id))

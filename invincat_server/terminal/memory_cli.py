@@ -1,0 +1,280 @@
+"""`invincat memory ...`: list, inspect and change governed memory from a terminal.
+
+A thin consumer of `MemoryService`: every change goes through the same governance
+pipeline as the memory agent's, journaled with actor `cli` (apply) or `user` (archive,
+restore, delete, revert). Importing this module is cheap; the memory package is loaded
+only when a memory command actually runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.config import Settings
+    from invincat_server.runtime.memory import BatchReport, Entry, JournalRecord, MemoryService
+
+EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
+
+
+def add_memory_parser(subparsers: Any) -> None:
+    """Register `memory` and its subcommands on the top-level subparsers."""
+    memory = subparsers.add_parser("memory", help="inspect and change governed long-term memory")
+    memory.add_argument("--cwd", metavar="DIR", help="project directory (default: current)")
+    # Accept --cwd after the subcommand too; SUPPRESS keeps it from overwriting the above.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    sub = memory.add_subparsers(dest="memory_command", required=True, metavar="COMMAND")
+
+    listing = sub.add_parser("list", parents=[common], help="list entries")
+    listing.add_argument("--scope", choices=("user", "project"))
+    listing.add_argument("--all", action="store_true", help="include archived entries")
+    listing.add_argument("--tier", choices=("hot", "warm", "cold"))
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+
+    show = sub.add_parser("show", parents=[common], help="one entry and its journal history")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="machine-readable output")
+
+    apply = sub.add_parser("apply", parents=[common], help="apply a batch through governance")
+    apply.add_argument("--scope", choices=("user", "project"), required=True)
+    apply.add_argument("source", metavar="FILE|-", help='{"operations": [...]} file, - for stdin')
+
+    for name, help_text in (
+        ("archive", "archive an entry (kept, never injected)"),
+        ("restore", "make an archived entry active again"),
+        ("delete", "delete an entry"),
+    ):
+        action = sub.add_parser(name, parents=[common], help=help_text)
+        action.add_argument("id", metavar="ID")
+        action.add_argument("--reason", required=True, help="why (journaled)")
+        action.add_argument("--json", action="store_true", help="print the batch report")
+
+    log = sub.add_parser("log", parents=[common], help="the journal, newest first")
+    log.add_argument("--scope", choices=("user", "project"))
+    log.add_argument("--limit", type=int, metavar="N", help="only the N newest batches")
+    log.add_argument("--json", action="store_true", help="machine-readable output")
+
+    revert = sub.add_parser("revert", parents=[common], help="undo a batch as a new batch")
+    revert.add_argument("batch_id", metavar="BATCH_ID")
+    revert.add_argument("--json", action="store_true", help="print the batch report")
+
+
+def _fail(message: str) -> int:
+    print(f"invincat memory: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run_memory_command(settings: Settings, args: argparse.Namespace) -> int:
+    """Run one `invincat memory` subcommand; returns the exit code."""
+    from invincat_server.runtime.config import find_project_root
+    from invincat_server.runtime.memory import MemoryService, MemoryStoreError
+
+    cwd = Path(args.cwd) if args.cwd else Path(os.getcwd())
+    if not cwd.is_dir():
+        return _fail(f"--cwd {cwd} is not a directory.")
+    try:
+        service = MemoryService(settings.home, find_project_root(cwd))
+        code = _HANDLERS[args.memory_command](service, args)
+    except MemoryStoreError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"{exc.filename or 'memory'}: {exc.strerror or exc}")
+    for scope, problem in service.problems().items():
+        print(f"invincat memory: warning ({scope}): {problem}", file=sys.stderr)
+    return code
+
+
+# -- output helpers -------------------------------------------------------------
+def _print_json(value: object) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def _summary(report: BatchReport) -> str:
+    parts = [f"{a.op} {a.id}" if a.id else a.op for a in report.applied]
+    text = f"batch {report.batch_id} ({report.scope}): "
+    if report.rejected:
+        return text + f"REJECTED: {report.reason}"
+    text += ("applied " + ", ".join(parts)) if parts else "nothing applied"
+    if report.dropped:
+        text += "; dropped: " + "; ".join(f"#{d.index} {d.op}: {d.reason}" for d in report.dropped)
+    return text
+
+
+# -- handlers ---------------------------------------------------------------------
+def _list(service: MemoryService, args: argparse.Namespace) -> int:
+    entries = service.list(args.scope, include_archived=args.all, tier=args.tier)
+    if args.json:
+        stores = {k: str(v) for k, v in service.store_paths().items()}
+        _print_json({"items": [e.to_json() for e in entries], "stores": stores})
+        return EXIT_OK
+    if not entries:
+        print("No memory entries." + ("" if args.all else " (--all includes archived ones)"))
+        return EXIT_OK
+    width = shutil.get_terminal_size((120, 24)).columns
+    header = (
+        f"{'ID':<13} {'SCOPE':<8} {'TIER':<5} {'SCORE':>5} {'STATUS':<9} {'SECTION':<18} CONTENT"
+    )
+    print(header)
+    for e in entries:
+        status = e.status + ("*" if e.invalid else "")
+        line = (
+            f"{e.id:<13} {e.scope:<8} {e.tier:<5} {e.score:>5} {status:<9} "
+            f"{_clip(e.section, 18):<18} "
+        )
+        print(line + _clip(e.content, max(20, width - len(line))))
+    return EXIT_OK
+
+
+def _show(service: MemoryService, args: argparse.Namespace) -> int:
+    entry, history = service.show(args.id)
+    if entry is None and not history:
+        return _fail(f"No memory entry {args.id}.")
+    if args.json:
+        _print_json(
+            {
+                "entry": entry.to_json() if entry else None,
+                "history": [r.model_dump(mode="json") for r in history],
+            }
+        )
+        return EXIT_OK
+    if entry is None:
+        print(f"{args.id}: deleted")
+    else:
+        _print_entry(entry)
+    print("History:")
+    for record in history:
+        ops = ", ".join(_history_ops(record, args.id)) or "mentioned"
+        print(
+            f"  {record.time[:19].replace('T', ' ')}  {record.batch_id}  {record.actor:<12} {ops}"
+        )
+    return EXIT_OK
+
+
+def _history_ops(record: JournalRecord, entry_id: str) -> list[str]:
+    ops = []
+    for applied in record.applied:
+        if applied.id == entry_id:
+            ops.append(applied.op)
+        elif (applied.model_extra or {}).get("restored_from") == entry_id:
+            ops.append(f"re-created as {applied.id}")
+    for dropped in record.dropped:
+        if dropped.id == entry_id:
+            ops.append(f"{dropped.op} dropped: {dropped.reason}")
+    return ops
+
+
+def _print_entry(entry: Entry) -> None:
+    print(f"{entry.id} ({entry.scope}, {entry.status})")
+    rows = [
+        ("section", entry.section),
+        ("content", entry.content),
+        (
+            "score",
+            f"{entry.score} ({entry.tier})"
+            + (f": {entry.score_reason}" if entry.score_reason else ""),
+        ),
+        ("confidence", entry.confidence),
+        ("invalid", entry.invalid or "-"),
+        ("created", f"{entry.created_at} by {entry.source.actor or '?'}"),
+        ("updated", entry.updated_at),
+    ]
+    if entry.archived_at:
+        rows.append(("archived", entry.archived_at))
+    if entry.source.thread_id:
+        rows.append(("thread", entry.source.thread_id))
+    for ev in entry.source.evidence:
+        rows.append(("evidence", f"{ev.tool} {ev.path}"))
+    for name, value in rows:
+        print(f"  {name + ':':<12} {value}")
+
+
+def _apply(service: MemoryService, args: argparse.Namespace) -> int:
+    from invincat_server.runtime.memory import BatchShapeError
+
+    where = "stdin" if args.source == "-" else args.source
+    try:
+        raw = sys.stdin.buffer.read() if args.source == "-" else Path(args.source).read_bytes()
+        batch = json.loads(raw.decode("utf-8"))
+    except OSError as exc:
+        return _fail(f"cannot read {where}: {exc.strerror or exc}")
+    except UnicodeDecodeError:
+        return _fail(f"{where} is not UTF-8 text")
+    except json.JSONDecodeError as exc:
+        return _fail(f"{where} is not valid JSON: {exc.msg} (line {exc.lineno})")
+    try:
+        report = service.apply(args.scope, batch, actor="cli")
+    except BatchShapeError as exc:
+        return _fail(f"{where}: {exc}")
+    _print_json(report.to_json())
+    return EXIT_REFUSED if report.rejected else EXIT_OK
+
+
+def _single(service: MemoryService, args: argparse.Namespace) -> int:
+    action = getattr(service, args.memory_command)
+    report: BatchReport = action(args.id, args.reason, actor="user")
+    return _report_result(report, args.json)
+
+
+def _report_result(report: BatchReport, as_json: bool) -> int:
+    if as_json:
+        _print_json(report.to_json())
+    refused = report.rejected or bool(report.dropped and not report.applied)
+    if not as_json:
+        print(_summary(report), file=sys.stderr if refused else sys.stdout)
+    return EXIT_REFUSED if refused else EXIT_OK
+
+
+def _log(service: MemoryService, args: argparse.Namespace) -> int:
+    records = service.log(args.scope, args.limit)
+    if args.json:
+        _print_json([r.model_dump(mode="json") for r in records])
+        return EXIT_OK
+    if not records:
+        print("The memory journal is empty.")
+        return EXIT_OK
+    print(f"{'TIME':<19}  {'BATCH':<26}  {'SCOPE':<7}  {'ACTOR':<13} RESULT")
+    for record in records:
+        print(
+            f"{record.time[:19].replace('T', ' '):<19}  {record.batch_id:<26}  "
+            f"{record.scope:<7}  {record.actor:<13} {_outcome(record)}"
+        )
+    return EXIT_OK
+
+
+def _outcome(record: JournalRecord) -> str:
+    if record.rejected:
+        return f"REJECTED: {record.reason}"
+    ops = [f"{a.op} {a.id}" if a.id else a.op for a in record.applied]
+    text = ", ".join(ops) if ops else "no change"
+    if record.reverts:
+        text += f" (reverts {record.reverts})"
+    if record.dropped:
+        text += f"; {len(record.dropped)} dropped"
+    return text
+
+
+def _revert(service: MemoryService, args: argparse.Namespace) -> int:
+    return _report_result(service.revert(args.batch_id, actor="user"), args.json)
+
+
+_HANDLERS = {
+    "list": _list,
+    "show": _show,
+    "apply": _apply,
+    "archive": _single,
+    "restore": _single,
+    "delete": _single,
+    "log": _log,
+    "revert": _revert,
+}

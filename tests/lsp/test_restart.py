@@ -1,0 +1,54 @@
+"""A pending approval survives a restart of the server and is resolved by the next one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.lsp.client import file_uri, start_client, stop_client, wait_until
+
+
+async def test_a_pending_approval_survives_a_restart_and_resolving_it_completes_the_turn(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, editor: str
+) -> None:
+    target = workspace / "config.ini"
+    target.write_text("[main]\nmode = slow\n")  # not open in the editor: edits go to disk
+    edit = {"path": "config.ini", "old_string": "mode = slow", "new_string": "mode = fast"}
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "edit_file", "arguments": edit}]},
+            {"content": "Switched to fast mode after the restart."},
+        ]
+    )
+    first = await start_client(invincat_env, workspace, editor)
+    try:
+        ref = await first.chat("make it fast")
+        asked = (await first.wait_event("approval_requested"))["event"]
+    finally:
+        await stop_client(first)  # the editor closes with the approval still pending
+    assert target.read_text() == "[main]\nmode = slow\n"
+
+    second = await start_client(invincat_env, workspace, editor)
+    try:
+        # The restarted server shows the pending edit where it applies...
+        uri = file_uri(target)
+        [diagnostic] = await wait_until(lambda: second.diagnostics.get(uri), what="diagnostics")
+        assert diagnostic.range.start.line == 1 and diagnostic.source == "invincat"
+        # ...and lists it.
+        pending = await second.request("invincat/pendingApprovals", {})
+        assert [a["approval_id"] for a in pending["approvals"]] == [asked["approval_id"]]
+        assert pending["approvals"][0]["diff"] == asked["diff"]
+
+        resolved = await second.resolve(asked["approval_id"], "approve")
+        assert resolved["resolved"] is True and resolved["threadId"] == ref["threadId"]
+        end = await second.turn_end(resolved["turnId"])
+        assert end["status"] == "completed"
+        kinds = [e["type"] for e in second.turn_events(resolved["turnId"])]
+        assert kinds[:2] == ["approval_resolved", "turn_start"] and "tool_result" in kinds
+        deltas = [e.get("text", "") for e in second.turn_events(resolved["turnId"])]
+        assert "".join(deltas) == "Switched to fast mode after the restart."
+        assert target.read_text() == "[main]\nmode = fast\n"
+        await wait_until(lambda: len(second.diagnostics[uri]) == 0, what="diagnostics cleared")
+        assert (await second.request("invincat/pendingApprovals", {}))["approvals"] == []
+    finally:
+        await stop_client(second)

@@ -1,0 +1,173 @@
+"""`invincat memory ...` end to end: the real console script in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+INVINCAT = Path(sys.executable).with_name("invincat")
+
+
+class Cli:
+    def __init__(self, home: Path, project: Path) -> None:
+        self.home, self.project = home, project
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("INVINCAT_")}
+        self.env["INVINCAT_HOME"] = str(home)
+
+    def __call__(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(INVINCAT), "memory", *args, "--cwd", str(self.project)],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=60,
+        )
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    return Cli(home, project / "src")  # --cwd below the root still finds the project
+
+
+def _batch(*ops: dict[str, object]) -> str:
+    return json.dumps({"operations": list(ops)})
+
+
+def test_apply_list_show_log_archive_restore_delete_revert(cli: Cli, tmp_path: Path) -> None:
+    batch_file = tmp_path / "batch.json"
+    batch_file.write_text(
+        _batch(
+            {
+                "op": "create",
+                "scope": "project",
+                "section": "Testing",
+                "content": "Run ./scripts/test",
+            },
+            {
+                "op": "create",
+                "scope": "project",
+                "section": "Tooling",
+                "content": "Lint with ruff",
+                "score": 80,
+            },
+        )
+    )
+    applied = cli("apply", "--scope", "project", str(batch_file))
+    assert applied.returncode == 0, applied.stderr
+    report = json.loads(applied.stdout)
+    ids = [a["id"] for a in report["applied"]]
+    assert ids == ["mem_p_000001", "mem_p_000002"]
+    assert (cli.project.parent / ".invincat" / "memory_project.json").exists()
+
+    from_stdin = cli(
+        "apply",
+        "--scope",
+        "user",
+        "-",
+        stdin=_batch(
+            {"op": "create", "scope": "user", "section": "Prefs", "content": "Terse answers"}
+        ),
+    )
+    assert (
+        from_stdin.returncode == 0
+        and json.loads(from_stdin.stdout)["applied"][0]["id"] == "mem_u_000001"
+    )
+    assert (cli.home / "memory_user.json").exists()
+
+    listing = cli("list")
+    assert listing.returncode == 0
+    assert "mem_u_000001" in listing.stdout and "Lint with ruff" in listing.stdout
+    as_json = json.loads(cli("list", "--scope", "project", "--json").stdout)
+    assert [e["id"] for e in as_json["items"]] == ids
+    assert as_json["stores"]["project"].endswith("memory_project.json")
+
+    assert cli("archive", ids[0], "--reason", "moved to CI").returncode == 0
+    assert [e["id"] for e in json.loads(cli("list", "--json").stdout)["items"]] == [
+        "mem_u_000001",
+        ids[1],
+    ]
+    everything = json.loads(cli("list", "--all", "--json").stdout)["items"]
+    assert {e["id"]: e["status"] for e in everything}[ids[0]] == "archived"
+    assert cli("restore", ids[0], "--reason", "back").returncode == 0
+    refused = cli("restore", ids[0], "--reason", "again")
+    assert refused.returncode == 3 and "not archived" in refused.stderr
+
+    shown = json.loads(cli("show", ids[0], "--json").stdout)
+    assert shown["entry"]["status"] == "active"
+    assert [h["actor"] for h in shown["history"]] == ["cli", "user", "user", "user"]
+    human = cli("show", ids[0])
+    assert (
+        human.returncode == 0
+        and "Run ./scripts/test" in human.stdout
+        and "History:" in human.stdout
+    )
+
+    deleted = cli("delete", ids[1], "--reason", "wrong", "--json")
+    assert deleted.returncode == 0
+    delete_batch = json.loads(deleted.stdout)["batch_id"]
+
+    log = json.loads(cli("log", "--json").stdout)
+    assert log[0]["batch_id"] == delete_batch and log[0]["actor"] == "user"
+    assert "delete " + ids[1] in cli("log", "--scope", "project").stdout
+
+    reverted = cli("revert", delete_batch, "--json")
+    assert reverted.returncode == 0, reverted.stderr
+    revert_report = json.loads(reverted.stdout)
+    assert revert_report["reverts"] == delete_batch
+    assert revert_report["applied"][0]["restored_from"] == ids[1]
+    contents = [e["content"] for e in json.loads(cli("list", "--json").stdout)["items"]]
+    assert "Lint with ruff" in contents
+
+
+def test_exit_codes_for_rejected_and_unreadable_input(cli: Cli, tmp_path: Path) -> None:
+    conflict = _batch(
+        {"op": "create", "scope": "project", "section": "S", "content": "first fact"},
+    )
+    assert cli("apply", "--scope", "project", "-", stdin=conflict).returncode == 0
+    rejected = cli(
+        "apply",
+        "--scope",
+        "project",
+        "-",
+        stdin=_batch(
+            {"op": "update", "scope": "project", "id": "mem_p_000001", "content": "x y z"},
+            {"op": "archive", "scope": "project", "id": "mem_p_000001", "reason": "r"},
+        ),
+    )
+    assert rejected.returncode == 3 and json.loads(rejected.stdout)["rejected"] is True
+
+    for stdin in ["{not json", '"just a string"', '{"ops": []}', '{"operations": 3}']:
+        result = cli("apply", "--scope", "project", "-", stdin=stdin)
+        assert result.returncode == 2, (stdin, result.stdout, result.stderr)
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("invincat memory:")
+    not_utf8 = tmp_path / "latin1.json"
+    not_utf8.write_bytes(b'{"operations": [], "note": "caf\xe9"}')
+    result = cli("apply", "--scope", "project", str(not_utf8))
+    assert result.returncode == 2 and "not UTF-8" in result.stderr
+    missing = cli("apply", "--scope", "project", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    assert cli("revert", "b_unknown").returncode == 2
+    assert cli("show", "mem_p_000999").returncode == 2
+    assert cli("archive", "not-an-id", "--reason", "x").returncode == 2
+
+
+def test_corrupt_store_is_reported_by_the_cli(cli: Cli) -> None:
+    store = cli.project.parent / ".invincat" / "memory_project.json"
+    store.parent.mkdir()
+    store.write_bytes(b"{broken")
+    listing = cli("list", "--json")
+    assert listing.returncode == 0 and json.loads(listing.stdout)["items"] == []
+    backups = list(store.parent.glob("memory_project.corrupt-*.json"))
+    assert len(backups) == 1 and backups[0].read_bytes() == b"{broken"
+    log = cli("log")
+    assert "recovery" in log.stdout

@@ -1,0 +1,142 @@
+"""Corrupt stores: exact backup first, fresh store only after it (spec section 9)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from invincat_server.runtime.memory import MemoryService, StoreUnavailableError
+from invincat_server.runtime.memory import store as store_mod
+from invincat_server.runtime.memory.store import parse_store
+
+from .helpers import create
+
+CORRUPTIONS = {
+    "bad_json": b'{"version": 1, "scope": "project", "next_seq": 8, "items": [{"id": "mem_p_0000'
+    b'07"',
+    "bad_utf8": b'{"version": 1, "scope": "project", "next_seq": 3, "items": []}\xff\xfe\x00',
+    "wrong_schema": json.dumps(
+        {"version": 1, "scope": "project", "next_seq": "many", "items": [{"id": "mem_p_000005"}]}
+    ).encode(),
+    "not_an_object": b"[1, 2, 3]",
+    "inconsistent_tier": json.dumps(
+        {
+            "version": 1,
+            "scope": "project",
+            "next_seq": 2,
+            "items": [
+                {
+                    "id": "mem_p_000001",
+                    "scope": "project",
+                    "section": "S",
+                    "content": "c",
+                    "score": 90,
+                    "tier": "cold",
+                    "created_at": "t",
+                    "updated_at": "t",
+                }
+            ],
+        }
+    ).encode(),
+}
+
+
+def _backups(service: MemoryService) -> list[Path]:
+    return sorted(service.files["project"].directory.glob("memory_project.corrupt-*.json"))
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+def test_corrupt_store_is_backed_up_byte_for_byte_then_replaced(
+    service: MemoryService, kind: str
+) -> None:
+    original = CORRUPTIONS[kind]
+    path = service.store_paths()["project"]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(original)
+    assert service.list() == []
+    (backup,) = _backups(service)
+    assert backup.read_bytes() == original
+    fresh = parse_store(path.read_bytes(), "project")
+    assert fresh.entries == {}
+    # Ids seen in the broken bytes are never handed out again.
+    (created,) = service.apply("project", [create()]).created_ids()
+    if kind == "bad_json":
+        assert created == "mem_p_000008"
+    recovery = [r for r in service.log("project") if r.actor == "recovery"]
+    assert len(recovery) == 1 and backup.name in (recovery[0].reason or "")
+
+
+def test_when_the_backup_fails_the_store_is_untouched_and_writes_refused(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = CORRUPTIONS["wrong_schema"]
+    path = service.store_paths()["project"]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(original)
+
+    def no_space(target: Path, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store_mod, "write_backup", no_space)
+    with pytest.raises(StoreUnavailableError) as info:
+        service.apply("project", [create()])
+    message = str(info.value)
+    assert "No space left on device" in message and "left untouched" in message
+    assert str(path) in message and "mv " in message
+    assert path.read_bytes() == original
+    assert service.list("project") == []  # listing still works (nothing valid to show)
+    assert "left untouched" in service.problems()["project"]
+    service.apply("user", [create("user")])  # the other scope is unaffected
+
+
+def test_backup_blocked_by_a_directory_in_its_place(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = CORRUPTIONS["bad_json"]
+    path = service.store_paths()["project"]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(original)
+    monkeypatch.setattr(store_mod, "utc_stamp", lambda: "20250101T000000.000000Z")
+    (path.parent / "memory_project.corrupt-20250101T000000.000000Z.json").mkdir()
+    with pytest.raises(StoreUnavailableError):
+        service.apply("project", [create()])
+    assert path.read_bytes() == original
+
+
+def test_salvageable_entries_are_listed_while_read_only(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service.apply("project", [create(content="still readable fact")])
+    path = service.store_paths()["project"]
+    doc = json.loads(path.read_text())
+    doc["next_seq"] = "broken"
+    path.write_text(json.dumps(doc))
+
+    def refuse(target: Path, data: bytes) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(store_mod, "write_backup", refuse)
+    assert [e.content for e in service.list()] == ["still readable fact"]
+    assert "Permission denied" in service.problems()["project"]
+
+
+def test_a_newer_format_is_never_reset(service: MemoryService) -> None:
+    path = service.store_paths()["project"]
+    path.parent.mkdir(parents=True)
+    newer = json.dumps({"version": 2, "scope": "project", "next_seq": 1, "items": []}).encode()
+    path.write_bytes(newer)
+    with pytest.raises(StoreUnavailableError, match="newer"):
+        service.apply("project", [create()])
+    assert path.read_bytes() == newer and _backups(service) == []
+
+
+def test_a_torn_journal_line_is_skipped_and_not_glued_to(service: MemoryService) -> None:
+    service.apply("project", [create()])
+    journal = service.files["project"].journal
+    with journal.open("ab") as fh:
+        fh.write(b'{"batch_id": "b_torn", "ti')
+    report = service.apply("project", [create()])
+    records = service.log("project")
+    assert len(records) == 2 and records[0].batch_id == report.batch_id

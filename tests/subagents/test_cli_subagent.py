@@ -1,0 +1,81 @@
+"""End to end through the real CLI: a worker subagent's write asks on its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.terminal.cli_process import run_invincat
+
+MAIN = "You are Invincat, a careful"
+WORKER = "You are Invincat's worker subagent"
+REPORT = "Report: the user rejected writing notes.txt, so nothing changed."
+
+
+def test_rejecting_a_workers_write_keeps_the_file_and_the_report_reaches_the_main_agent(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("original\n")
+    fake_openai.add_steps(
+        [
+            {
+                "match": {"system_contains": MAIN, "has_tool_result": False},
+                "tool_calls": [
+                    {
+                        "name": "task",
+                        "arguments": {
+                            "description": "rewrite notes.txt",
+                            "subagent_type": "worker",
+                        },
+                    }
+                ],
+            },
+            {
+                "match": {"system_contains": WORKER, "has_tool_result": False},
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "notes.txt", "content": "new\n"}}
+                ],
+            },
+            {"match": {"system_contains": WORKER}, "content": REPORT},
+            {"match": {"system_contains": MAIN}, "content": "The worker left notes.txt alone."},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "rewrite notes", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        # approve `task`, then reject the subagent's write with a message
+        input="y\nn\nkeep the original\n",
+    )
+    assert result.code == 0, result.stderr
+
+    asked = result.of_type("approval_requested")
+    assert [a["tool_name"] for a in asked] == ["task", "write_file"]
+    assert asked[0]["description"] == "Start a worker subagent: rewrite notes.txt"
+    assert "+new" in asked[1]["diff"] and asked[0]["approval_id"] != asked[1]["approval_id"]
+    assert [r["decision"] for r in result.of_type("approval_resolved")] == ["approve", "reject"]
+    assert (workspace / "notes.txt").read_text() == "original\n"
+
+    results = {r["name"]: r for r in result.of_type("tool_result")}
+    assert results["write_file"]["status"] == "rejected" and results["write_file"]["depth"] == 1
+    assert results["task"] == {
+        "type": "tool_result",
+        "id": asked[0]["tool_call_id"],
+        "name": "task",
+        "status": "success",
+        "content": REPORT,
+        "depth": 0,
+    }
+    worker_followup = next(
+        r
+        for r in fake_openai.chat_requests()
+        if WORKER in r["messages"][0]["content"] and r["messages"][-1]["role"] == "tool"
+    )
+    assert "keep the original" in worker_followup["messages"][-1]["content"]
+    main_last = fake_openai.chat_requests()[-1]["messages"]
+    assert main_last[0]["content"].startswith(MAIN)
+    assert main_last[-1] == {
+        "role": "tool",
+        "content": REPORT,
+        "tool_call_id": asked[0]["tool_call_id"],
+    }
+    assert result.of_type("turn_end")[0]["status"] == "completed"

@@ -1,0 +1,217 @@
+"""Plan mode through the real CLI: read-only planner, plan approval, refine, handoff."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from invincat_server.runtime.agents.planner import PLANNER_TOOLS
+from invincat_server.runtime.plan_flow import DRIFT_GIVE_UP
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.terminal.cli_process import LiveInvincat, run_invincat
+
+PLAN_A = [{"content": "Create hello.txt with a greeting"}, {"content": "Report back"}]
+PLAN_B = [{"content": "Create greeting.md instead"}, {"content": "Report back"}]
+
+
+def _call(name: str, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": args}]}
+
+
+def _todos(*statuses: str, plan: list[dict] = PLAN_A) -> dict:
+    items = [{**item, "status": status} for item, status in zip(plan, statuses, strict=True)]
+    return _call("write_todos", todos=items)
+
+
+def _plan_steps(plan: list[dict] = PLAN_A) -> list[dict]:
+    return [_call("write_todos", todos=plan), _call("approve_plan", todos=plan)]
+
+
+def _execution_steps() -> list[dict]:
+    return [
+        _todos("in_progress", "pending"),
+        _call("write_file", path="hello.txt", content="hello\n"),
+        _todos("completed", "in_progress"),
+        _todos("completed", "completed"),
+        {"content": "Created hello.txt."},
+    ]
+
+
+def test_plan_then_approve_then_the_main_agent_executes_it(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("print('hi')\n")
+    fake_openai.add_steps([_call("read_file", path="app.py"), *_plan_steps(), *_execution_steps()])
+    cli = LiveInvincat(
+        ["chat", "--plan", "add a greeting file", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    asked = cli.wait_for("approval_requested", kind="plan")
+    assert [t["content"] for t in asked["todos"]] == [t["content"] for t in PLAN_A]
+    assert not (workspace / "hello.txt").exists()  # nothing changes before approval
+    cli.send("y\n")
+    cli.wait_for("approval_requested", kind="tool")  # the write itself still asks
+    assert not (workspace / "hello.txt").exists()
+    cli.send("y\n")
+    end = cli.wait_for("turn_end")
+    assert end["status"] == "completed"
+    assert cli.finish() == 0
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+
+    todo_events = [e["items"] for e in cli.seen if e["type"] == "todos"]
+    first_item = [items[0]["status"] for items in todo_events]
+    assert first_item[0] == "pending"  # the plan as written
+    assert first_item.index("in_progress") < first_item.index("completed")
+    assert [i["status"] for i in todo_events[-1]] == ["completed", "completed"]
+
+    handoff = fake_openai.chat_requests()[len(_plan_steps()) + 1]["messages"]
+    text = handoff[-1]["content"]
+    assert "add a greeting file" in text and "1. Create hello.txt with a greeting" in text
+
+
+def test_planner_cannot_write_execute_or_call_other_tools(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("print('hi')\n")
+    forbidden = {
+        "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}},
+            {
+                "name": "edit_file",
+                "arguments": {"path": "app.py", "old_string": "hi", "new_string": "yo"},
+            },
+            {"name": "execute", "arguments": {"command": "touch pwned.txt"}},
+            {"name": "github__create_issue", "arguments": {"title": "t"}},
+        ]
+    }
+    fake_openai.add_steps([forbidden, *_plan_steps()])
+    result = run_invincat(
+        ["chat", "--plan", "do it", "--json", "--cwd", str(workspace)], invincat_env, input="n\n\n"
+    )
+    assert result.code == 0, result.stderr
+    refused = [
+        e for e in result.of_type("tool_result") if "not available in plan mode" in e["content"]
+    ]
+    assert sorted(e["name"] for e in refused) == sorted(
+        ["write_file", "edit_file", "execute", "github__create_issue"]
+    )
+    assert all(", ".join(("read_file", "ls", "glob", "grep")) in e["content"] for e in refused)
+    assert [e["kind"] for e in result.of_type("approval_requested")] == ["plan"]  # no tool prompt
+    assert sorted(p.name for p in workspace.iterdir()) == [".git", "app.py"]
+    assert (workspace / "app.py").read_text() == "print('hi')\n"
+    for request in fake_openai.chat_requests():
+        names = {t["function"]["name"] for t in request.get("tools", [])}
+        assert names <= set(PLANNER_TOOLS), names
+    # rejected: the main agent never ran
+    assert len(fake_openai.chat_requests()) == 3
+
+
+def test_refine_produces_a_second_plan_and_execution_follows_it(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([*_plan_steps(PLAN_A), *_plan_steps(PLAN_B), {"content": "Done with B."}])
+    result = run_invincat(
+        ["chat", "--plan", "greet", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="r\nuse a markdown file called greeting.md\ny\n",
+    )
+    assert result.code == 0, result.stderr
+    plans = [e["todos"] for e in result.of_type("approval_requested")]
+    assert [[t["content"] for t in p] for p in plans] == [
+        [t["content"] for t in PLAN_A],
+        [t["content"] for t in PLAN_B],
+    ]
+    requests = fake_openai.chat_requests()
+    feedback_request = json.dumps(requests[2]["messages"])
+    assert "use a markdown file called greeting.md" in feedback_request
+    assert "Create hello.txt with a greeting" in feedback_request  # the plan that was refused
+    handoff = requests[-1]["messages"][-1]["content"]
+    assert "1. Create greeting.md instead" in handoff
+    assert "use a markdown file called greeting.md" in handoff
+    assert "Create hello.txt" not in handoff
+
+
+def test_plan_pending_across_a_restart_is_resolvable(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([*_plan_steps(), {"content": "Executed after restart."}])
+    first = LiveInvincat(
+        ["chat", "--plan", "greet", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    asked = first.wait_for("approval_requested", kind="plan")
+    first.kill()
+    second = run_invincat(
+        ["chat", "--thread", asked["thread_id"], "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="y\n",
+    )
+    assert second.code == 0, second.stderr
+    assert second.of_type("turn_end")[-1]["status"] == "completed"
+    deltas = "".join(e["text"] for e in second.of_type("message_delta"))
+    assert "Executed after restart." in deltas
+
+
+def test_a_planner_that_drifts_is_nudged_once_then_the_user_is_told(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [{"content": "Here is the code: print('x')"}, {"content": "Still no plan."}]
+    )
+    result = run_invincat(
+        ["chat", "--plan", "do it", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert result.code == 1
+    assert [e["message"] for e in result.of_type("error")] == [DRIFT_GIVE_UP]
+    nudge = fake_openai.chat_requests()[1]["messages"][-1]["content"]
+    assert "write_todos" in nudge and "approve_plan" in nudge
+
+
+def test_drift_then_a_proper_plan_is_accepted(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "I'd just do it."}, *_plan_steps(), {"content": "Done."}])
+    result = run_invincat(
+        ["chat", "--plan", "do it", "--json", "--cwd", str(workspace)], invincat_env, input="y\n"
+    )
+    assert result.code == 0, result.stderr
+    assert result.of_type("error") == []
+
+
+def test_ask_user_from_the_planner_reaches_the_next_planner_request(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    question = {"question": "Which file name?", "options": ["hello.txt", "greeting.md"]}
+    fake_openai.add_steps(
+        [_call("ask_user", questions=[question]), *_plan_steps(), {"content": "ok"}]
+    )
+    result = run_invincat(
+        ["chat", "--plan", "greet", "--json", "--cwd", str(workspace)], invincat_env, input="2\ny\n"
+    )
+    assert result.code == 0, result.stderr
+    [asked] = [e for e in result.of_type("approval_requested") if e["kind"] == "question"]
+    assert asked["questions"] == [question]
+    tool_message = [m for m in fake_openai.chat_requests()[1]["messages"] if m["role"] == "tool"][
+        -1
+    ]
+    assert (
+        "Which file name?" in tool_message["content"]
+        and "A: greeting.md" in tool_message["content"]
+    )
+
+
+def test_headless_yes_answers_questions_and_approves_the_plan(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    question = {"question": "Which file name?"}
+    fake_openai.add_steps(
+        [_call("ask_user", questions=[question]), *_plan_steps(), {"content": "ok"}]
+    )
+    result = run_invincat(
+        ["chat", "--plan", "greet", "--yes", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert result.code == 0, result.stderr
+    assert result.of_type("approval_requested") == []
+    tool_message = [m for m in fake_openai.chat_requests()[1]["messages"] if m["role"] == "tool"][
+        -1
+    ]
+    assert "(no answer: headless)" in tool_message["content"]
+    assert "Approved plan" in fake_openai.chat_requests()[-1]["messages"][-1]["content"]
