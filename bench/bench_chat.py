@@ -82,6 +82,8 @@ def main() -> None:
                 "OPENAI_BASE_URL": server.base_url,
                 "OPENAI_API_KEY": "k",
                 "INVINCAT_MODEL": "fake-model",
+                # The turn itself is measured here; bench_memory_agent.py measures extraction.
+                "INVINCAT_MEMORY_EXTRACTION": "off",
             }
             server.add_steps(steps())
             wall, rss, out = measure_rss(
