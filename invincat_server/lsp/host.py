@@ -108,13 +108,16 @@ class SessionHost:
         # The turns stopped here still emit turn_end, maybe after the editor closed the
         # stream: nothing is forwarded any more.
         self._closing = True
+        await self._ls.memory_sync.close()
         if self._opening is not None and not self._opening.done():
             self._opening.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._opening
         session, self.session = self.session, None
         if session is not None:
-            await session.close()
+            # An editor waits for shutdown: give background memory work a few seconds,
+            # not the CLI's minute (an interrupted extraction is retried next turn).
+            await session.close(followup_timeout=5.0)
 
     async def _open(self) -> None:
         session = await self._create()
@@ -123,6 +126,7 @@ class SessionHost:
             return
         session.add_listener(self._on_event)
         self.session = session
+        self._ls.memory_sync.start(session.memory)
         log.info("session open on %s", self.root)
         await self._restore_pending(session)
 
@@ -173,3 +177,6 @@ class SessionHost:
             self._ls.proposals.remove(data["approval_id"])
         elif kind == "turn_end":
             self._ls.proposals.remove_where(turn_id=turn.turn_id)
+        elif kind == "memory_changed":
+            # Background memory work after turn_end: editors refresh their memory views.
+            self._ls.memory_sync.changed(data["scope"], [data["batch_id"]])

@@ -24,15 +24,36 @@ RESOLVE_APPROVAL = "invincat/resolveApproval"
 PENDING_APPROVALS = "invincat/pendingApprovals"
 THREADS_LIST = "invincat/threads/list"
 THREADS_HISTORY = "invincat/threads/history"
+MEMORY_LIST = "invincat/memory/list"
+MEMORY_SHOW = "invincat/memory/show"
+MEMORY_APPLY = "invincat/memory/apply"
+MEMORY_LOG = "invincat/memory/log"
+MEMORY_REVERT = "invincat/memory/revert"
+OFFLOAD = "invincat/offload"
 DEBUG_STATUS = "invincat/debug/status"
 """Server internals for tests and bug reports; not a stable API."""
 
 REQUESTS = frozenset(
-    {CHAT, CANCEL, RESOLVE_APPROVAL, PENDING_APPROVALS, THREADS_LIST, THREADS_HISTORY, DEBUG_STATUS}
+    {
+        CHAT,
+        CANCEL,
+        RESOLVE_APPROVAL,
+        PENDING_APPROVALS,
+        THREADS_LIST,
+        THREADS_HISTORY,
+        MEMORY_LIST,
+        MEMORY_SHOW,
+        MEMORY_APPLY,
+        MEMORY_LOG,
+        MEMORY_REVERT,
+        OFFLOAD,
+        DEBUG_STATUS,
+    }
 )
 
-# Server → client notification.
+# Server → client notifications.
 EVENT = "invincat/event"
+MEMORY_DID_CHANGE = "invincat/memory/didChange"
 
 # workspace/executeCommand command behind the "accept/reject proposed edit" code actions.
 RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval"
@@ -40,6 +61,11 @@ RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval"
 DIAGNOSTIC_SOURCE = "invincat"
 ACCEPT_EDIT_TITLE = "Invincat: accept proposed edit"
 REJECT_EDIT_TITLE = "Invincat: reject proposed edit"
+
+MEMORY_SCOPES = ("user", "project")
+MEMORY_LOG_DEFAULT_LIMIT = 100
+"""`invincat/memory/log` without `limit`: the journal keeps every batch forever, and a
+sidebar shows the recent ones; ask for more explicitly."""
 
 MAX_PROMPT_CHARS = 1_000_000
 """Longer prompts are refused: they would not fit a model context anyway, and a file in the
@@ -56,6 +82,11 @@ class ErrorCode(IntEnum):
     THREAD_BUSY = -32012
     REFUSED = -32013
     """Any other request the session refuses (empty prompt, unsupported mode)."""
+    MEMORY_UNAVAILABLE = -32014
+    """A memory store cannot be read or written (damaged and not backed up, locked by
+    another process for too long, I/O error, broken `[memory]` config)."""
+    UNKNOWN_MEMORY = -32015
+    """No memory entry or journal batch with that id."""
 
 
 class ParamsError(ValueError):
@@ -144,6 +175,79 @@ class ThreadsListParams:
 @attrs.frozen
 class ThreadsHistoryParams:
     """`invincat/threads/history`."""
+
+    thread_id: str = attrs.field(metadata=_json("threadId", (str,)))
+
+
+@attrs.frozen
+class MemoryListParams:
+    """`invincat/memory/list`."""
+
+    scope: str | None = attrs.field(default=None, metadata=_json("scope", (str,), MEMORY_SCOPES))
+    """Only this scope; omit for both (user first)."""
+    include_archived: bool = attrs.field(default=False, metadata=_json("includeArchived", (bool,)))
+    tier: str | None = attrs.field(
+        default=None, metadata=_json("tier", (str,), ("hot", "warm", "cold"))
+    )
+
+
+@attrs.frozen
+class MemoryShowParams:
+    """`invincat/memory/show`: one entry and its journal history."""
+
+    id: str = attrs.field(metadata=_json("id", (str,)))
+
+
+@attrs.frozen
+class MemoryApplyParams:
+    """`invincat/memory/apply`: a batch through governance, journaled with actor `user`."""
+
+    scope: str = attrs.field(metadata=_json("scope", (str,), MEMORY_SCOPES))
+    operations: list[Any] = attrs.field(metadata=_json("operations", (list,)))
+
+    def check(self, method: str) -> None:
+        """Shape problems a client must fix (ParamsError). What is inside each op (its
+        name, fields, target) is governance's to judge: those are dropped with a reason
+        in the report, exactly as for every other proposer."""
+        if not self.operations:
+            raise ParamsError(f"Invalid params for {method}: `operations` is empty.")
+        bad = [
+            str(index)
+            for index, op in enumerate(self.operations)
+            if not isinstance(op, dict) or not isinstance(op.get("op"), str)
+        ]
+        if bad:
+            raise ParamsError(
+                f"Invalid params for {method}: every operation must be an object with an "
+                f'`op` string (e.g. {{"op": "archive", "id": "mem_p_000001", "reason": '
+                f'"..."}}); operations {", ".join(bad)} are not.'
+            )
+
+
+@attrs.frozen
+class MemoryLogParams:
+    """`invincat/memory/log`: journal records, newest first."""
+
+    scope: str | None = attrs.field(default=None, metadata=_json("scope", (str,), MEMORY_SCOPES))
+    limit: int = attrs.field(default=MEMORY_LOG_DEFAULT_LIMIT, metadata=_json("limit", (int,)))
+
+    def check(self, method: str) -> None:
+        if self.limit < 1:
+            raise ParamsError(
+                f"Invalid params for {method}: `limit` must be at least 1, got {self.limit}."
+            )
+
+
+@attrs.frozen
+class MemoryRevertParams:
+    """`invincat/memory/revert`: undo a batch as a new batch."""
+
+    batch_id: str = attrs.field(metadata=_json("batchId", (str,)))
+
+
+@attrs.frozen
+class OffloadParams:
+    """`invincat/offload`: move all but the latest turn out of the model's context."""
 
     thread_id: str = attrs.field(metadata=_json("threadId", (str,)))
 
@@ -249,6 +353,42 @@ class ThreadsListResult(TypedDict):
 class ThreadsHistoryResult(TypedDict):
     threadId: str
     messages: list[dict[str, Any]]
+
+
+class MemoryListResult(TypedDict):
+    items: list[dict[str, Any]]
+    """Entries as stored (snake_case, as `invincat memory list --json` prints them)."""
+    stores: dict[str, str]
+    """Scope → store file path."""
+    problems: NotRequired[dict[str, str]]
+    """Scope → why its store could not be read (what was salvaged is still listed)."""
+
+
+class MemoryShowResult(TypedDict):
+    entry: dict[str, Any] | None
+    """None once deleted."""
+    history: list[dict[str, Any]]
+    """Journal records that touched the entry, oldest first."""
+
+
+class MemoryLogResult(TypedDict):
+    records: list[dict[str, Any]]
+
+
+class OffloadResult(TypedDict):
+    threadId: str
+    offloadedMessages: int
+    file: str | None
+    tokensBefore: int
+    tokensAfter: int
+
+
+class MemoryDidChangeParams(TypedDict):
+    """`invincat/memory/didChange` notification params."""
+
+    scope: str
+    batchId: str | None
+    """The journal batch behind the change; None for a store edited outside governance."""
 
 
 class EventParams(TypedDict):

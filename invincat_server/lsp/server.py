@@ -31,6 +31,7 @@ from invincat_server import __version__
 from invincat_server.lsp.documents import EditorDocuments
 from invincat_server.lsp.host import SessionHost
 from invincat_server.lsp.log import configure_logging
+from invincat_server.lsp.memory_sync import MemorySync
 from invincat_server.lsp.progress import TurnProgress
 from invincat_server.lsp.proposals import ProposedEdits
 from invincat_server.lsp.protocol import REQUESTS, RESOLVE_APPROVAL_COMMAND, ErrorCode
@@ -132,6 +133,7 @@ class InvincatLanguageServer(LanguageServer):
         self.documents = EditorDocuments(self)
         self.proposals = ProposedEdits(self)
         self.progress = TurnProgress(self)
+        self.memory_sync = MemorySync(self)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls reports a failed send (the editor closed the stream) by sending a message
@@ -225,14 +227,22 @@ def build_server() -> InvincatLanguageServer:
         approvals,
         chat,
         code_actions,
+        context,
         documents,
         lifecycle,
+        memory,
         threads,
     )
     from invincat_server.lsp.protocol import (
         CANCEL,
         CHAT,
         DEBUG_STATUS,
+        MEMORY_APPLY,
+        MEMORY_LIST,
+        MEMORY_LOG,
+        MEMORY_REVERT,
+        MEMORY_SHOW,
+        OFFLOAD,
         PENDING_APPROVALS,
         RESOLVE_APPROVAL,
         THREADS_HISTORY,
@@ -259,6 +269,12 @@ def build_server() -> InvincatLanguageServer:
         (PENDING_APPROVALS, approvals.invincat_pending_approvals, None),
         (THREADS_LIST, threads.invincat_threads_list, None),
         (THREADS_HISTORY, threads.invincat_threads_history, None),
+        (OFFLOAD, context.invincat_offload, None),
+        (MEMORY_LIST, memory.invincat_memory_list, None),
+        (MEMORY_SHOW, memory.invincat_memory_show, None),
+        (MEMORY_APPLY, memory.invincat_memory_apply, None),
+        (MEMORY_LOG, memory.invincat_memory_log, None),
+        (MEMORY_REVERT, memory.invincat_memory_revert, None),
     ]
     for method, handler, options in features:
         ls.feature(method, options)(handler)

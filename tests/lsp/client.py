@@ -105,6 +105,8 @@ class InvincatClient(LanguageClient):
         self.refuse_apply_edit: str | None = None
         """When set, applyEdit requests are refused with this reason."""
         self.encoding: str = "utf-16"
+        self.memory_changes: list[dict[str, Any]] = []
+        """`invincat/memory/didChange` params, in arrival order."""
 
     # requests -----------------------------------------------------------------------
     async def request(self, method: str, params: Any = None, *, timeout: float = 30) -> Any:
@@ -149,6 +151,11 @@ class InvincatClient(LanguageClient):
 
     def turn_events(self, turn_id: str) -> list[Event]:
         return [e["event"] for e in self.events if e["turnId"] == turn_id]
+
+    async def memory_change(self, count: int, timeout: float = 15) -> dict[str, Any]:
+        """The `count`-th `invincat/memory/didChange` (1-based), once it arrived."""
+        await wait_until(lambda: len(self.memory_changes) >= count, timeout, f"didChange #{count}")
+        return self.memory_changes[count - 1]
 
     # documents (the editor model) -------------------------------------------------
     def open_document(self, path: Path, text: str) -> str:
@@ -236,6 +243,10 @@ def make_client() -> InvincatClient:
     @client.feature("invincat/event")
     def _event(ls: InvincatClient, params: Event) -> None:
         ls.on_event(params)
+
+    @client.feature("invincat/memory/didChange")
+    def _memory_changed(ls: InvincatClient, params: dict[str, Any]) -> None:
+        ls.memory_changes.append(params)
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     async def _apply(

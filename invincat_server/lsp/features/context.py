@@ -1,0 +1,23 @@
+"""`invincat/offload`: move all but the latest turn of a thread out of the model's context.
+
+The runtime writes the older messages to `.invincat/offload/<thread>.md` and answers the
+compaction report; it refuses an unknown thread (-32011), a thread running a turn (-32012)
+and one with a pending approval (-32013), each with what to do instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from invincat_server.lsp.errors import request_handler
+from invincat_server.lsp.protocol import OFFLOAD, OffloadParams, OffloadResult, parse_params
+
+if TYPE_CHECKING:
+    from invincat_server.lsp.server import InvincatLanguageServer
+
+
+@request_handler(OFFLOAD)
+async def invincat_offload(ls: InvincatLanguageServer, params: Any) -> OffloadResult:
+    request = parse_params(OffloadParams, params, OFFLOAD)
+    session = await ls.host.require()
+    return cast(OffloadResult, await session.offload(request.thread_id))

@@ -1,0 +1,137 @@
+"""`invincat/memory/list`, `show`, `apply`, `log` and `revert`: the editor's memory views.
+
+Thin over `MemoryService`, like `invincat memory …` in a terminal: every change goes
+through governance and the journal (actor `user`: these are a person's edits from a
+sidebar), and each one that changed a store is announced with
+`invincat/memory/didChange`. The service is synchronous (file locks, fsync), so it runs in
+a worker thread. Its refusals become JSON-RPC errors with its message, which says what to
+do; a governance refusal of a batch is not an error but the report (`rejected`, `dropped`
+with reasons), exactly as the memory agent gets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from invincat_server.lsp.errors import request_handler, rpc_error
+from invincat_server.lsp.protocol import (
+    MEMORY_APPLY,
+    MEMORY_LIST,
+    MEMORY_LOG,
+    MEMORY_REVERT,
+    MEMORY_SHOW,
+    ErrorCode,
+    MemoryApplyParams,
+    MemoryListParams,
+    MemoryListResult,
+    MemoryLogParams,
+    MemoryLogResult,
+    MemoryRevertParams,
+    MemoryShowParams,
+    MemoryShowResult,
+    parse_params,
+)
+
+if TYPE_CHECKING:
+    from invincat_server.lsp.server import InvincatLanguageServer
+    from invincat_server.runtime.memory import BatchReport
+
+R = TypeVar("R")
+
+ACTOR = "user"
+
+
+async def _call(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """Run a MemoryService call off the event loop; its refusals as JSON-RPC errors."""
+    from invincat_server.runtime.memory import (
+        BatchShapeError,
+        MemoryStoreError,
+        UnknownBatchError,
+        UnknownEntryError,
+    )
+
+    try:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    except (UnknownBatchError, UnknownEntryError) as exc:
+        raise rpc_error(ErrorCode.UNKNOWN_MEMORY, str(exc)) from None
+    except BatchShapeError as exc:
+        raise rpc_error(ErrorCode.INVALID_PARAMS, str(exc)) from None
+    except MemoryStoreError as exc:  # damaged store not backed up, lock timeout, config
+        raise rpc_error(ErrorCode.MEMORY_UNAVAILABLE, str(exc)) from None
+    except OSError as exc:
+        where = exc.filename or "the memory store"
+        raise rpc_error(
+            ErrorCode.MEMORY_UNAVAILABLE,
+            f"Cannot access {where}: {exc.strerror or exc}. Check its permissions and the "
+            "free disk space, then retry.",
+        ) from None
+
+
+def _announce(ls: InvincatLanguageServer, report: BatchReport) -> dict[str, Any]:
+    """didChange for a batch that changed its store; the report as JSON."""
+    if report.changed or report.cleanup_batch_id:
+        ls.memory_sync.changed(report.scope, [report.batch_id, report.cleanup_batch_id])
+    return report.to_json()
+
+
+@request_handler(MEMORY_LIST)
+async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> MemoryListResult:
+    request = parse_params(MemoryListParams, params, MEMORY_LIST)
+    service = await ls.memory_sync.service()
+    entries = await _call(
+        service.list, request.scope, include_archived=request.include_archived, tier=request.tier
+    )
+    result: MemoryListResult = {
+        "items": [entry.to_json() for entry in entries],
+        "stores": {scope: str(path) for scope, path in service.store_paths().items()},
+    }
+    problems = service.problems()
+    if problems:
+        result["problems"] = problems
+    return result
+
+
+@request_handler(MEMORY_SHOW)
+async def invincat_memory_show(ls: InvincatLanguageServer, params: Any) -> MemoryShowResult:
+    request = parse_params(MemoryShowParams, params, MEMORY_SHOW)
+    service = await ls.memory_sync.service()
+    entry, history = await _call(service.show, request.id)
+    if entry is None and not history:
+        raise rpc_error(
+            ErrorCode.UNKNOWN_MEMORY,
+            f"No memory entry {request.id}; `invincat/memory/list` with includeArchived "
+            "lists the ids that exist.",
+        )
+    return {
+        "entry": entry.to_json() if entry is not None else None,
+        "history": [record.model_dump(mode="json") for record in history],
+    }
+
+
+@request_handler(MEMORY_APPLY)
+async def invincat_memory_apply(ls: InvincatLanguageServer, params: Any) -> dict[str, Any]:
+    request = parse_params(MemoryApplyParams, params, MEMORY_APPLY)
+    request.check(MEMORY_APPLY)
+    service = await ls.memory_sync.service()
+    report = await _call(
+        service.apply, request.scope, {"operations": request.operations}, actor=ACTOR
+    )
+    return _announce(ls, report)
+
+
+@request_handler(MEMORY_LOG)
+async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> MemoryLogResult:
+    request = parse_params(MemoryLogParams, params, MEMORY_LOG)
+    request.check(MEMORY_LOG)
+    service = await ls.memory_sync.service()
+    records = await _call(service.log, request.scope, request.limit)
+    return {"records": [record.model_dump(mode="json") for record in records]}
+
+
+@request_handler(MEMORY_REVERT)
+async def invincat_memory_revert(ls: InvincatLanguageServer, params: Any) -> dict[str, Any]:
+    request = parse_params(MemoryRevertParams, params, MEMORY_REVERT)
+    service = await ls.memory_sync.service()
+    return _announce(ls, await _call(service.revert, request.batch_id, actor=ACTOR))

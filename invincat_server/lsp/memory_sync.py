@@ -1,0 +1,224 @@
+"""Memory for the editor: the store service behind `invincat/memory/*`, and
+`invincat/memory/didChange` whenever a store changes, whoever changed it.
+
+Three sources of change, one notification each:
+
+- requests of this server (`invincat/memory/apply`, `revert`): `changed()` right after
+  the batch is written, with its batch id;
+- a turn's background memory work: its `memory_changed` events (the host forwards them to
+  `changed()`);
+- anything else (`invincat memory archive …` in a terminal, another editor window, the
+  session's own cleanup, a hand edit): a poll of the store and journal files' stat every
+  second. A cheap poll needs no dependency and works on every platform and filesystem;
+  inotify would save four `stat` calls a second.
+
+Every governed change appends one journal line per batch, so a batch id names a change;
+ids already announced are not announced again, which keeps the poll and `changed()` from
+double-reporting a change both saw. A store that changed with no new journal line (edited
+by hand) is announced with `batchId: null` once it has been stable for a whole poll
+interval: governance writes the store a moment before its journal line, and that moment
+must not look like a hand edit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from invincat_server.lsp.errors import rpc_error
+from invincat_server.lsp.protocol import MEMORY_DID_CHANGE, ErrorCode, MemoryDidChangeParams
+
+if TYPE_CHECKING:
+    from invincat_server.lsp.server import InvincatLanguageServer
+    from invincat_server.runtime.memory import JournalRecord, MemoryService
+
+log = logging.getLogger("invincat.lsp.memory")
+
+POLL_SECONDS = 1.0
+_SEEN_PER_SCOPE = 256
+"""Batch ids remembered per scope; far more than can change between two polls."""
+
+Stat = tuple[int, int, int] | None
+"""(inode, size, mtime_ns) of a file, None when it does not exist."""
+
+
+def _stat(path: Path) -> Stat:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@dataclass
+class _Watched:
+    """What the poll last accepted for one scope."""
+
+    scope: str
+    store: Path
+    journal: Path
+    store_stat: Stat = None
+    journal_stat: Stat = None
+    journal_offset: int = 0
+    """End of the last complete journal line read; new records start here."""
+    unjournaled: Stat = None
+    """Store stat seen changed without a journal line (re-checked on the next poll)."""
+    seen: deque[str] = field(default_factory=lambda: deque(maxlen=_SEEN_PER_SCOPE))
+
+
+def _read_new_records(path: Path, offset: int) -> tuple[list[JournalRecord], int]:
+    """Journal records appended after `offset`, and the offset after the last complete
+    line (a line being written is read on the next poll)."""
+    from invincat_server.runtime.memory.journal import parse_lines
+
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size < offset:  # replaced or truncated: only what comes next is new
+                return [], size
+            fh.seek(offset)
+            data = fh.read(size - offset)
+    except FileNotFoundError:
+        return [], 0
+    end = data.rfind(b"\n") + 1
+    return parse_lines(data[:end]), offset + end
+
+
+def _journaled_hash(journal: Path) -> str | None:
+    from invincat_server.runtime.memory.journal import last_record
+
+    record = last_record(journal)
+    return record.hash_after if record else None
+
+
+def _store_hash(store: Path) -> str | None:
+    from invincat_server.runtime.memory.store import read_bytes, sha256_hex
+
+    data = read_bytes(store)
+    return sha256_hex(data) if data is not None else None
+
+
+def _changes_store(record: JournalRecord) -> bool:
+    return not record.rejected and record.hash_before != record.hash_after
+
+
+class MemorySync:
+    """The memory service the editor reads and changes, and its change notifications."""
+
+    def __init__(self, ls: InvincatLanguageServer) -> None:
+        self._ls = ls
+        self._standalone: MemoryService | None = None
+        self._watched: dict[str, _Watched] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def service(self) -> MemoryService:
+        """The session's memory service; without a session (the model is not configured)
+        a service of its own, so the memory sidebar still works."""
+        host = self._ls.host
+        await asyncio.shield(host.start())
+        if host.session is not None:
+            return host.session.memory
+        if self._standalone is not None:
+            return self._standalone
+        if host.settings is None or host.root is None:
+            raise rpc_error(
+                ErrorCode.MODEL_NOT_CONFIGURED,
+                host.error or "The Invincat session is not available.",
+            )
+        from invincat_server.runtime.memory import MemoryService, MemoryStoreError
+
+        try:
+            self._standalone = MemoryService(host.settings.home, host.root)
+        except MemoryStoreError as exc:
+            raise rpc_error(ErrorCode.MEMORY_UNAVAILABLE, str(exc)) from None
+        self.start(self._standalone)
+        return self._standalone
+
+    # watching -------------------------------------------------------------------------
+    def start(self, service: MemoryService) -> None:
+        """Begin polling `service`'s store files (idempotent)."""
+        if self._task is not None or self._closed:
+            return
+        for scope, files in service.files.items():
+            watched = _Watched(scope, files.store, files.journal)
+            watched.store_stat = _stat(files.store)
+            watched.journal_stat = _stat(files.journal)
+            watched.journal_offset = watched.journal_stat[1] if watched.journal_stat else 0
+            self._watched[scope] = watched
+        self._task = asyncio.create_task(self._poll_forever(), name="invincat-memory-watch")
+
+    async def close(self) -> None:
+        self._closed = True
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def changed(self, scope: str, batch_ids: list[str | None]) -> None:
+        """This process changed `scope` in the batches `batch_ids` (the first is the one
+        announced; a cleanup batch that followed it may come next)."""
+        watched = self._watched.get(scope)
+        ids = [batch_id for batch_id in batch_ids if batch_id]
+        if watched is not None:
+            if any(batch_id in watched.seen for batch_id in ids):
+                return  # the poll saw this change first and announced it
+            watched.seen.extend(ids)
+        self._notify(scope, ids[0] if ids else None)
+
+    async def _poll_forever(self) -> None:
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            for watched in self._watched.values():
+                try:
+                    await self._poll(watched)
+                except Exception:  # a bad poll must not stop the next ones
+                    log.exception("checking the %s memory store for changes failed", watched.scope)
+
+    async def _poll(self, w: _Watched) -> None:
+        store_stat, journal_stat = _stat(w.store), _stat(w.journal)
+        if store_stat == w.store_stat and journal_stat == w.journal_stat:
+            w.unjournaled = None
+            return
+        records: list[JournalRecord] = []
+        if journal_stat != w.journal_stat:
+            records, w.journal_offset = await asyncio.to_thread(
+                _read_new_records, w.journal, w.journal_offset
+            )
+        changing = [r for r in records if _changes_store(r)]
+        # Several batches since the last poll are one refresh for the editor: announce
+        # the latest, unless this process already did (then the editor's refresh after
+        # it saw the earlier ones too).
+        latest = changing[-1].batch_id if changing else None
+        announced = latest in w.seen
+        w.seen.extend(r.batch_id for r in records)
+        if changing or store_stat == w.store_stat:
+            # Journaled changes, or journal lines that changed nothing (a rejected batch).
+            w.store_stat, w.journal_stat, w.unjournaled = store_stat, journal_stat, None
+            if latest is not None and not announced:
+                self._notify(w.scope, latest)
+            return
+        # The store changed and the journal says nothing about it (yet).
+        w.journal_stat = journal_stat
+        if w.unjournaled != store_stat:
+            w.unjournaled = store_stat  # maybe governance between its two writes: wait
+            return
+        w.store_stat, w.unjournaled = store_stat, None
+        journaled, current = await asyncio.gather(
+            asyncio.to_thread(_journaled_hash, w.journal), asyncio.to_thread(_store_hash, w.store)
+        )
+        if journaled != current:
+            self._notify(w.scope, None)  # edited outside governance
+
+    def _notify(self, scope: str, batch_id: str | None) -> None:
+        if self._closed:
+            return
+        params: MemoryDidChangeParams = {"scope": scope, "batchId": batch_id}
+        self._ls.protocol.notify_json(MEMORY_DID_CHANGE, dict(params))
