@@ -198,3 +198,33 @@ async def test_a_bad_memory_answer_changes_nothing_and_is_retried_next_turn(
     assert "releases are tagged vX.Y.Z" in retry
     assert "previous proposal was not applied" in retry
     assert any(isinstance(e, MemoryUpdating) for e in events)
+
+
+async def test_extraction_keeps_working_across_offload_and_a_rewritten_history(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory
+) -> None:
+    fake_openai.add_steps([main("One."), memory({"op": "noop", "reason": "nothing"})])
+    session = await make_session(**ON)
+    thread, _ = await run_turn(session, "we ship on Fridays", follow=True)
+    fake_openai.add_steps([main("Two."), memory({"op": "noop", "reason": "nothing"})])
+    await run_turn(session, "our staging host is called blue", thread, follow=True)
+
+    # Offload cuts the model's context but not the checkpoint: the anchor still matches,
+    # so the next extraction sends only the new turn.
+    report = await session.offload(thread)
+    assert report["offloadedMessages"] > 0
+    fake_openai.add_steps([main("Three."), memory({"op": "noop", "reason": "nothing"})])
+    await run_turn(session, "releases need two approvals", thread, follow=True)
+    latest = memory_requests(fake_openai)[-1]["messages"][1]["content"]
+    assert "two approvals" in latest and "staging host" not in latest
+
+    # A history that no longer matches the anchor falls back to a bounded full extraction.
+    cursors = session._memory_agent.cursors
+    cursor = await cursors.get(thread)
+    assert cursor is not None
+    await cursors.advance(thread, cursor.position, "not-the-real-anchor")
+    fake_openai.add_steps([main("Four."), memory({"op": "noop", "reason": "nothing"})])
+    await run_turn(session, "the changelog lives in CHANGES.md", thread, follow=True)
+    fallback = memory_requests(fake_openai)[-1]["messages"][1]["content"]
+    assert "ship on Fridays" in fallback and "CHANGES.md" in fallback
+    assert len(fallback) < 16_000
