@@ -77,6 +77,7 @@ class SessionHost:
         self.stack_loaded_at_initialize: bool | None = None
         self._opening: asyncio.Task[None] | None = None
         self._closing = False
+        self._close_task: asyncio.Future[None] | None = None
 
     def configure(self, folder: Path) -> None:
         """Called from `initialize`, which must stay cheap: settings, the project root
@@ -104,7 +105,18 @@ class SessionHost:
         return self.session.cancel(turn_id) if self.session is not None else False
 
     async def close(self) -> None:
-        """Stop running turns; approvals they wait for stay pending for the next start."""
+        """Stop running turns; approvals they wait for stay pending for the next start.
+
+        Idempotent and shielded: `shutdown` and the end of the connection both close, and
+        a client that sends `shutdown` and hangs up at once cancels the first caller. Were
+        the close itself cancelled half-way (e.g. while SQLite closes), a worker thread
+        would stay alive and the process would never exit; so every caller awaits one
+        shared close task that runs to the end."""
+        if self._close_task is None:
+            self._close_task = asyncio.ensure_future(self._close_once())
+        await asyncio.shield(self._close_task)
+
+    async def _close_once(self) -> None:
         # The turns stopped here still emit turn_end, maybe after the editor closed the
         # stream: nothing is forwarded any more.
         self._closing = True

@@ -1,0 +1,126 @@
+--- The diff tab of a proposed file edit: current text vs proposed text, in diff mode.
+local invincat = require("invincat")
+
+local M = {}
+
+---@param path string
+---@return string
+local function absolute(path)
+  if path:sub(1, 1) == "/" then
+    return vim.fs.normalize(path)
+  end
+  return vim.fs.normalize(invincat.root_dir() .. "/" .. path)
+end
+
+---@param text string
+---@return string[]
+local function text_lines(text)
+  local lines = vim.split(text, "\n", { plain = true })
+  if lines[#lines] == "" then
+    table.remove(lines)
+  end
+  return lines
+end
+
+---@param name string
+---@param lines string[]
+---@param filetype string?
+---@param id string The approval id, appended to `name` when another buffer has it.
+---@return integer
+local function scratch(name, lines, filetype, id)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  if not pcall(vim.api.nvim_buf_set_name, buf, name) then
+    pcall(vim.api.nvim_buf_set_name, buf, name .. "#" .. id)
+  end
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = false
+  if filetype then
+    vim.bo[buf].filetype = filetype
+  end
+  return buf
+end
+
+--- Show a proposed file edit as a native diff in a new tab: the current text (the open
+--- buffer itself when loaded, so its unsaved changes show) against the proposed text.
+--- In the proposed side, `ga` / `gr` call `decide(id, "approve" | "reject")`, `q` closes.
+---@param approval invincat.Approval
+---@param decide fun(id: string, decision: "approve"|"reject")
+function M.open(approval, decide)
+  if approval.diff_tab and vim.api.nvim_tabpage_is_valid(approval.diff_tab) then
+    vim.api.nvim_set_current_tabpage(approval.diff_tab)
+    return
+  end
+  local event = approval.event
+  local path = absolute(event.path)
+  local filetype = vim.filetype.match({ filename = path })
+  local current = vim.fn.bufnr(path)
+  if current == -1 or not vim.api.nvim_buf_is_loaded(current) then
+    local lines = vim.fn.filereadable(path) == 1 and vim.fn.readfile(path) or {}
+    current = scratch("invincat://current/" .. event.path, lines, filetype, approval.id)
+  end
+  local proposed
+  if event.proposed_text ~= nil then
+    proposed = scratch(
+      "invincat://proposed/" .. event.path,
+      text_lines(event.proposed_text),
+      filetype,
+      approval.id
+    )
+  else
+    proposed = scratch("invincat://diff/" .. event.path, text_lines(event.diff), "diff", approval.id)
+  end
+
+  vim.cmd("tabnew")
+  local tab = vim.api.nvim_get_current_tabpage()
+  local placeholder = vim.api.nvim_get_current_buf()
+  vim.api.nvim_win_set_buf(0, current)
+  if event.proposed_text ~= nil then
+    vim.cmd("diffthis")
+  end
+  vim.cmd("rightbelow vsplit")
+  vim.api.nvim_win_set_buf(0, proposed)
+  if event.proposed_text ~= nil then
+    vim.cmd("diffthis")
+  end
+  if vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= current then
+    vim.api.nvim_buf_delete(placeholder, { force = true })
+  end
+  vim.api.nvim_tabpage_set_var(tab, "invincat_approval", approval.id)
+  for _, lhs in ipairs({ "ga", "gr" }) do
+    vim.keymap.set("n", lhs, function()
+      decide(approval.id, lhs == "ga" and "approve" or "reject")
+    end, { buffer = proposed, desc = lhs == "ga" and "Invincat: approve" or "Invincat: reject" })
+  end
+  vim.keymap.set("n", "q", function()
+    M.close(approval)
+  end, { buffer = proposed, desc = "Invincat: close the diff (the approval stays pending)" })
+  approval.diff_tab = tab
+end
+
+--- Close the approval's diff tab, if open.
+---@param approval invincat.Approval
+function M.close(approval)
+  local tab = approval.diff_tab
+  approval.diff_tab = nil
+  if not (tab and vim.api.nvim_tabpage_is_valid(tab)) then
+    return
+  end
+  if #vim.api.nvim_list_tabpages() > 1 then
+    vim.cmd.tabclose(vim.api.nvim_tabpage_get_number(tab))
+    return
+  end
+  -- The last tab: leave the file's window, without diff mode.
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+    vim.api.nvim_win_call(win, function()
+      vim.cmd("diffoff")
+    end)
+    if vim.bo[vim.api.nvim_win_get_buf(win)].buftype == "nofile" and #vim.api.nvim_tabpage_list_wins(tab) > 1 then
+      vim.api.nvim_win_close(win, true)
+    end
+  end
+end
+
+return M

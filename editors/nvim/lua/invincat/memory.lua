@@ -1,0 +1,340 @@
+--- The memory sidebar: long-term memory entries by scope → tier, with keys to archive,
+--- restore and delete them (through governance: `invincat/memory/apply`, journaled and
+--- revertable), and refreshed whenever the server says memory changed
+--- (`invincat/memory/didChange`, or a turn's `memory_changed` event).
+local invincat = require("invincat")
+local protocol = require("invincat.protocol")
+local ui = require("invincat.ui")
+
+local M = {}
+
+local ns = vim.api.nvim_create_namespace("invincat.memory")
+
+---@class invincat.MemoryEntry
+---@field id string
+---@field scope "user"|"project"
+---@field section string
+---@field content string
+---@field status "active"|"archived"
+---@field tier "hot"|"warm"|"cold"
+---@field score integer
+
+---@class invincat.MemoryRow
+---@field kind "scope"|"tier"|"entry"
+---@field scope string
+---@field tier? string
+---@field entry? invincat.MemoryEntry
+
+---@class invincat.MemoryState
+---@field buf integer?
+---@field win integer?
+---@field show_archived boolean
+---@field items invincat.MemoryEntry[]
+---@field stores table<string, string>
+---@field collapsed table<string, boolean> "project" / "project.hot" → folded
+---@field rows table<integer, invincat.MemoryRow> 1-based line → what it shows
+---@field loaded boolean At least one list answer arrived.
+---@field problems table<string, string> scope → why its store is read-only or damaged
+local state = {
+  show_archived = false,
+  items = {},
+  stores = {},
+  collapsed = {},
+  rows = {},
+  loaded = false,
+  problems = {},
+}
+
+local SCOPES = { "user", "project" } -- the server's order
+local TIERS = { "hot", "warm", "cold" }
+local HELP = " a archive · u restore · d delete · A archived · R refresh · <CR> fold/show · q close"
+
+--- The sidebar's state, for tests and integrations.
+---@return invincat.MemoryState
+function M.state()
+  return state
+end
+
+---@param entries invincat.MemoryEntry[]
+local function sort(entries)
+  table.sort(entries, function(a, b)
+    if (a.score or 0) ~= (b.score or 0) then
+      return (a.score or 0) > (b.score or 0)
+    end
+    return a.id < b.id
+  end)
+end
+
+local function render()
+  local buf = state.buf
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
+    return
+  end
+  local lines = {
+    " Invincat memory" .. (state.show_archived and "  (with archived)" or ""),
+    HELP,
+    "",
+  }
+  for scope, problem in pairs(state.problems) do
+    table.insert(lines, 3, ("⚠ %s: %s"):format(scope, problem))
+  end
+  local rows = {}
+  local marks = {}
+  local function add(line, row, virt)
+    table.insert(lines, line)
+    rows[#lines] = row
+    if virt then
+      marks[#lines] = virt
+    end
+  end
+  for _, scope in ipairs(SCOPES) do
+    local of_scope = vim.tbl_filter(function(item)
+      return item.scope == scope
+    end, state.items)
+    local folded = state.collapsed[scope]
+    add(
+      ("%s %s  (%d)"):format(folded and "▸" or "▾", scope, #of_scope),
+      { kind = "scope", scope = scope },
+      state.stores[scope] and vim.fn.fnamemodify(state.stores[scope], ":~") or nil
+    )
+    if not folded then
+      if #of_scope == 0 then
+        add(state.loaded and "    (no entries)" or "    (loading…)", { kind = "scope", scope = scope })
+      end
+      for _, tier in ipairs(TIERS) do
+        local of_tier = vim.tbl_filter(function(item)
+          return item.tier == tier
+        end, of_scope)
+        if #of_tier > 0 then
+          sort(of_tier)
+          local key = scope .. "." .. tier
+          add(
+            ("  %s %s  (%d)"):format(state.collapsed[key] and "▸" or "▾", tier, #of_tier),
+            { kind = "tier", scope = scope, tier = tier }
+          )
+          if not state.collapsed[key] then
+            for _, entry in ipairs(of_tier) do
+              local archived = entry.status == "archived"
+              add(
+                ("    %s [%s] %s%s"):format(
+                  archived and "○" or "●",
+                  entry.section or "",
+                  (entry.content or ""):gsub("\n", " "),
+                  archived and "  (archived)" or ""
+                ),
+                { kind = "entry", scope = scope, tier = tier, entry = entry },
+                ("%s · %s"):format(entry.id, entry.score or "?")
+              )
+            end
+          end
+        end
+      end
+    end
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { line_hl_group = "Title" })
+  vim.api.nvim_buf_set_extmark(buf, ns, 1, 0, { line_hl_group = "Comment" })
+  for lnum, text in pairs(marks) do
+    vim.api.nvim_buf_set_extmark(buf, ns, lnum - 1, 0, { virt_text = { { text, "Comment" } } })
+  end
+  state.rows = rows
+end
+
+--- Reload the entries from the server.
+---@param on_done? fun()
+function M.refresh(on_done)
+  invincat.request(protocol.MEMORY_LIST, { includeArchived = state.show_archived }, function(err, result)
+    if err then
+      invincat.notify(err.message, vim.log.levels.ERROR)
+    else
+      state.items = result.items or {}
+      state.stores = result.stores or {}
+      state.problems = result.problems or {}
+      state.loaded = true
+      render()
+    end
+    if on_done then
+      on_done()
+    end
+  end)
+end
+
+---@return invincat.MemoryRow?
+local function row_at_cursor()
+  if vim.api.nvim_get_current_buf() ~= state.buf then
+    return nil
+  end
+  return state.rows[vim.api.nvim_win_get_cursor(0)[1]]
+end
+
+---@param report table
+---@param done_message string
+local function report_outcome(report, done_message)
+  if report.rejected then
+    invincat.notify("memory change refused: " .. (report.reason or "rejected"), vim.log.levels.WARN)
+  elseif report.dropped and #report.dropped > 0 then
+    invincat.notify("memory change dropped: " .. (report.dropped[1].reason or "?"), vim.log.levels.WARN)
+  else
+    invincat.notify(done_message)
+  end
+end
+
+--- Apply one user operation through governance (`invincat/memory/apply`).
+---@param entry invincat.MemoryEntry
+---@param op "archive"|"restore"|"delete"
+---@param reason string
+function M.apply(entry, op, reason)
+  local operation = { op = op, scope = entry.scope, id = entry.id, reason = reason }
+  invincat.request(protocol.MEMORY_APPLY, { scope = entry.scope, operations = { operation } }, function(err, report)
+    if err then
+      invincat.notify(err.message, vim.log.levels.ERROR)
+      return
+    end
+    report_outcome(report or {}, ("%sd %s"):format(op, entry.id))
+    M.refresh()
+  end)
+end
+
+---@param op "archive"|"restore"|"delete"
+local function act(op)
+  local row = row_at_cursor()
+  local entry = row and row.entry
+  if not entry then
+    invincat.notify("put the cursor on an entry")
+    return
+  end
+  if op == "archive" and entry.status == "archived" then
+    return invincat.notify(entry.id .. " is already archived; u restores it")
+  elseif op == "restore" and entry.status ~= "archived" then
+    return invincat.notify(entry.id .. " is active; only archived entries can be restored")
+  end
+  local verb = op:sub(1, 1):upper() .. op:sub(2)
+  vim.ui.input({ prompt = ("%s %s — reason: "):format(verb, entry.id), default = op .. "d in Neovim" }, function(reason)
+    if reason and vim.trim(reason) ~= "" then
+      M.apply(entry, op, reason)
+    end
+  end)
+end
+
+---@param entry invincat.MemoryEntry
+local function show_entry(entry)
+  local function open(lines)
+    local buf = ui.scratch_buffer("invincat://memory/" .. entry.id, "invincat-memory-entry", "wipe")
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.bo[buf].modifiable = false
+    local win = ui.open_float(buf, 90, #lines, entry.id)
+    vim.keymap.set("n", "q", function()
+      vim.api.nvim_win_close(win, true)
+    end, { buffer = buf })
+  end
+  local lines = {
+    ("%s  %s  %s  score %s (%s)"):format(entry.id, entry.scope, entry.status, entry.score, entry.tier),
+    "[" .. (entry.section or "") .. "] " .. (entry.content or ""),
+  }
+  invincat.request(protocol.MEMORY_SHOW, { id = entry.id }, function(err, result)
+    if not err and type(result) == "table" and type(result.history) == "table" then
+      table.insert(lines, "")
+      table.insert(lines, "History:")
+      for _, record in ipairs(result.history) do
+        local ops = {}
+        for _, applied in ipairs(record.applied or {}) do
+          if applied.id == entry.id then
+            table.insert(ops, applied.op)
+          end
+        end
+        table.insert(
+          lines,
+          ("  %s  %s  %s  %s"):format(record.time or "", record.actor or "", table.concat(ops, ","), record.batch_id or "")
+        )
+      end
+    end
+    open(lines)
+  end)
+end
+
+local function activate()
+  local row = row_at_cursor()
+  if not row then
+    return
+  end
+  if row.kind == "entry" then
+    return show_entry(row.entry)
+  end
+  local key = row.kind == "tier" and (row.scope .. "." .. row.tier) or row.scope
+  state.collapsed[key] = not state.collapsed[key]
+  render()
+end
+
+---@param buf integer
+local function set_keymaps(buf)
+  local function map(lhs, fn, desc)
+    vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, silent = true, desc = desc })
+  end
+  map("a", function()
+    act("archive")
+  end, "Invincat: archive the entry")
+  map("u", function()
+    act("restore")
+  end, "Invincat: restore the archived entry")
+  map("d", function()
+    act("delete")
+  end, "Invincat: delete the entry")
+  map("A", function()
+    state.show_archived = not state.show_archived
+    M.refresh()
+  end, "Invincat: show/hide archived entries")
+  map("R", function()
+    M.refresh()
+  end, "Invincat: refresh")
+  map("<CR>", activate, "Invincat: fold a scope or tier, show an entry")
+  map("q", M.close, "Invincat: close the memory sidebar")
+end
+
+--- Open the sidebar (or focus it) and load the entries.
+function M.open()
+  if not (state.buf and vim.api.nvim_buf_is_valid(state.buf)) then
+    local buf = ui.scratch_buffer("invincat://memory", "invincat-memory")
+    set_keymaps(buf)
+    state.buf = buf
+    render()
+  end
+  if state.win and vim.api.nvim_win_is_valid(state.win) then
+    vim.api.nvim_set_current_win(state.win)
+  else
+    local cfg = invincat.config.memory
+    state.win = ui.open_split(state.buf, cfg.position == "right" and "right" or "left", cfg.width)
+    vim.wo[state.win].winfixwidth = true
+    vim.wo[state.win].wrap = false
+    vim.wo[state.win].cursorline = true
+  end
+  M.refresh()
+end
+
+--- Close the sidebar window.
+function M.close()
+  if state.win and vim.api.nvim_win_is_valid(state.win) and #vim.api.nvim_list_wins() > 1 then
+    vim.api.nvim_win_close(state.win, false)
+  end
+  state.win = nil
+end
+
+local refresh_pending = false
+
+--- `invincat/memory/didChange` `{scope, batchId}` (and `memory_changed` events): refresh
+--- the sidebar if it is open, once per burst of changes.
+---@param _params? table
+function M.on_did_change(_params)
+  if refresh_pending or not (state.buf and vim.api.nvim_buf_is_valid(state.buf)) then
+    return
+  end
+  refresh_pending = true
+  vim.defer_fn(function()
+    refresh_pending = false
+    M.refresh()
+  end, 50)
+end
+
+return M

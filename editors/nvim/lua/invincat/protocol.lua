@@ -1,0 +1,49 @@
+--- The Invincat LSP extension: method names, commands and error codes.
+---
+--- Mirrors `invincat_server/lsp/protocol.py` (the single source of these names); a test
+--- (`tests/nvim/test_protocol_mirror.py`) fails when the two drift apart.
+local M = {}
+
+-- Client → server requests.
+M.CHAT = "invincat/chat"
+M.CANCEL = "invincat/cancel"
+M.RESOLVE_APPROVAL = "invincat/resolveApproval"
+M.PENDING_APPROVALS = "invincat/pendingApprovals"
+M.THREADS_LIST = "invincat/threads/list"
+M.THREADS_HISTORY = "invincat/threads/history"
+M.MEMORY_LIST = "invincat/memory/list"
+M.MEMORY_APPLY = "invincat/memory/apply"
+M.MEMORY_LOG = "invincat/memory/log"
+M.MEMORY_REVERT = "invincat/memory/revert"
+M.MEMORY_SHOW = "invincat/memory/show"
+M.OFFLOAD = "invincat/offload"
+M.DEBUG_STATUS = "invincat/debug/status"
+
+-- Server → client notifications.
+M.EVENT = "invincat/event"
+M.MEMORY_DID_CHANGE = "invincat/memory/didChange"
+
+-- workspace/executeCommand command behind the "accept/reject proposed edit" code actions.
+M.RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval"
+
+M.DIAGNOSTIC_SOURCE = "invincat"
+M.ACCEPT_EDIT_TITLE = "Invincat: accept proposed edit"
+M.REJECT_EDIT_TITLE = "Invincat: reject proposed edit"
+
+--- JSON-RPC error codes of Invincat requests.
+---@enum invincat.ErrorCode
+M.ErrorCode = {
+  INVALID_PARAMS = -32602,
+  MODEL_NOT_CONFIGURED = -32010,
+  UNKNOWN_THREAD = -32011,
+  THREAD_BUSY = -32012,
+  REFUSED = -32013,
+  MEMORY_UNAVAILABLE = -32014,
+  UNKNOWN_MEMORY = -32015,
+  METHOD_NOT_FOUND = -32601,
+}
+
+--- Decisions `invincat/resolveApproval` takes (which fit depends on the approval's kind).
+M.DECISIONS = { "approve", "approve_always", "reject", "edit", "refine", "answer" }
+
+return M

@@ -1,0 +1,86 @@
+--- Saved threads: pick one of this workspace with `vim.ui.select` and show its history in
+--- the chat buffer; the next prompt continues it.
+local format = require("invincat.format")
+local invincat = require("invincat")
+local protocol = require("invincat.protocol")
+
+local M = {}
+
+--- Transcript lines for `invincat/threads/history` messages.
+---@param messages table[]
+---@return {[1]: string, [2]: string?}[]
+function M.transcript(messages)
+  local lines = {}
+  local function add(text, hl)
+    table.insert(lines, { text, hl })
+  end
+  for _, message in ipairs(messages) do
+    local content = type(message.content) == "string" and message.content or ""
+    if message.role == "user" then
+      add("## You", "InvincatHeader")
+      for _, line in ipairs(vim.split(content, "\n", { plain = true })) do
+        add(line)
+      end
+      add("")
+    elseif message.role == "assistant" then
+      if content ~= "" then
+        add("## Invincat", "InvincatHeader")
+        for _, line in ipairs(vim.split(content, "\n", { plain = true })) do
+          add(line)
+        end
+      end
+      for _, call in ipairs(message.tool_calls or {}) do
+        add("  ⚙ " .. format.describe_call(call.name or "?", call.args), "InvincatTool")
+      end
+    elseif message.role == "tool" then
+      local icon = format.RESULT_ICONS[message.status] or "·"
+      local first = vim.split(content, "\n", { plain = true })[1] or ""
+      add(("  %s %s: %s"):format(icon, message.name or "?", format.one_line(first, 120)), "InvincatTool")
+    end
+  end
+  return lines
+end
+
+--- Switch the chat to a saved thread and show its history.
+---@param thread_id string
+function M.load(thread_id)
+  invincat.request(protocol.THREADS_HISTORY, { threadId = thread_id }, function(err, result)
+    if err then
+      invincat.notify(err.message, vim.log.levels.ERROR)
+      return
+    end
+    require("invincat.chat").replace(thread_id, M.transcript(result.messages or {}))
+  end)
+end
+
+--- `:Invincat threads`: pick a saved thread of this workspace.
+function M.pick()
+  if require("invincat.chat").status() ~= "" then
+    invincat.notify("a turn is still running; wait for it or :Invincat cancel", vim.log.levels.WARN)
+    return
+  end
+  invincat.request(protocol.THREADS_LIST, {}, function(err, result)
+    if err then
+      invincat.notify(err.message, vim.log.levels.ERROR)
+      return
+    end
+    local threads = result.threads or {}
+    if #threads == 0 then
+      invincat.notify("no saved threads in this workspace yet")
+      return
+    end
+    vim.ui.select(threads, {
+      prompt = "Invincat thread",
+      kind = "invincat.thread",
+      format_item = function(thread)
+        return ("%s  (%s)"):format(thread.title, (thread.updatedAt or ""):sub(1, 16))
+      end,
+    }, function(choice)
+      if choice then
+        M.load(choice.threadId)
+      end
+    end)
+  end)
+end
+
+return M

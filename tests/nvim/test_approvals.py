@@ -1,0 +1,131 @@
+"""Approvals in Neovim: a proposed edit of an open, modified buffer shown as a native diff
+and as diagnostics, accepted through `vim.lsp.buf.code_action()` or rejected from the
+prompt; approving the approval under the cursor with `:Invincat approve`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.nvim.harness import RunNvim
+
+DISK = "disk line one\ndisk line two\n"
+# A multi-byte prefix: a wrong position encoding would put the edit in the wrong place.
+BUFFER = ["buffer line one", "🐈 café: buffer line two"]
+EDITED = ["buffer line one", "🐈 café: edited line two"]
+
+
+def _edit_steps(then: dict[str, Any]) -> list[dict[str, Any]]:
+    edit = {"path": "notes.txt", "old_string": "buffer line two", "new_string": "edited line two"}
+    return [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {"tool_calls": [{"name": "edit_file", "arguments": edit}]},
+        then,
+    ]
+
+
+def test_accepting_the_code_action_edits_the_buffer_and_one_undo_restores_it(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text(DISK)
+    fake_openai.add_steps(_edit_steps({"content": "Edited."}))
+    result = nvim("edit_accept", buffer=BUFFER)
+
+    # The agent read the unsaved buffer, not the disk.
+    read = next(m for m in fake_openai.chat_requests()[1]["messages"] if m["role"] == "tool")
+    assert "buffer line one" in read["content"] and "disk line" not in read["content"]
+    # The prompt offered the decisions; the diff tab showed current vs proposed, in diff mode.
+    [asked] = [p for p in result["prompts"] if "Edit file notes.txt" in p["prompt"]]
+    assert asked["items"][0] == "Approve" and "Reject" in asked["items"]
+    assert any(item.startswith("Approve always: ") for item in asked["items"])
+    current, proposed = result["diff_windows"]
+    assert current["is_file_buffer"] and current["diff"] and proposed["diff"]
+    assert proposed["name"].startswith("invincat://proposed/notes.txt")
+    assert proposed["lines"] == EDITED
+    # The diagnostic marks exactly the replaced word (byte columns in Neovim).
+    prefix = len("🐈 café: ".encode())
+    assert result["diagnostic"] == {
+        "lnum": 1,
+        "col": prefix,
+        "end_col": prefix + len("buffer"),
+        "source": "invincat",
+    }
+    assert result["offered"] == ["Invincat: accept proposed edit", "Invincat: reject proposed edit"]
+
+    assert result["after"] == EDITED
+    assert result["modified"] is True  # the buffer changed; the file on disk did not
+    assert (workspace / "notes.txt").read_text() == DISK
+    assert result["undone"] == BUFFER
+    assert result["tabs_after"] == 1  # the diff tab closed once the approval was decided
+    assert result["diagnostics_after"] == 0
+    assert "Edit file notes.txt — approved" in result["chat"]
+    assert "✓ edit_file: Edited notes.txt" in result["chat"]
+
+
+def test_rejecting_from_the_prompt_leaves_the_buffer_unchanged(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text(DISK)
+    fake_openai.add_steps(_edit_steps({"content": "Leaving it."}))
+    result = nvim("edit_reject", buffer=BUFFER)
+
+    assert result["after"] == BUFFER
+    assert (workspace / "notes.txt").read_text() == DISK
+    assert result["tabs"] == 1 and result["diagnostics"] == 0
+    assert "Edit file notes.txt — rejected" in result["chat"]
+    told = fake_openai.chat_requests()[-1]["messages"][-1]
+    assert told["role"] == "tool" and "keep line two as it is" in told["content"]
+
+
+def test_invincat_approve_decides_the_approval_under_the_cursor(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    write = {"path": "hello.txt", "content": "hello\n"}
+    fake_openai.add_steps(
+        [{"tool_calls": [{"name": "write_file", "arguments": write}]}, {"content": "Wrote it."}]
+    )
+    result = nvim("approve_at_cursor")
+
+    assert (workspace / "hello.txt").read_text() == "hello\n"  # not open: written to disk
+    assert result["status_while_pending"] == "waiting for approval"
+    assert result["status_after"] == ""
+    assert "Write file hello.txt — approved" in result["chat"]
+    assert "✓ write_file" in result["chat"] and "Wrote it." in result["chat"]
+
+
+def test_an_approval_left_pending_is_offered_after_a_restart_and_resumes_the_turn(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    write = {"path": "hello.txt", "content": "hello\n"}
+    fake_openai.add_steps(
+        [{"tool_calls": [{"name": "write_file", "arguments": write}]}, {"content": "Resumed."}]
+    )
+    nvim("restart_leave_pending")
+    assert not (workspace / "hello.txt").exists()
+
+    result = nvim("restart_resume")
+    warned = [n["message"] for n in result["notifications"]]
+    assert any("1 approval(s) pending from an earlier session" in m for m in warned)
+    assert "Write file hello.txt — approved" in result["chat"]
+    assert "Resumed." in result["chat"]
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+
+
+def test_a_question_from_the_agent_is_answered_from_its_options(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer
+) -> None:
+    question = {"question": "Which file should I greet in?", "options": ["a.txt", "b.txt"]}
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "ask_user", "arguments": {"questions": [question]}}]},
+            {"content": "Greeting in b.txt."},
+        ]
+    )
+    result = nvim("question")
+
+    [asked] = [p for p in result["prompts"] if p["prompt"] == question["question"]]
+    assert asked["items"] == ["a.txt", "b.txt", "Something else…"]
+    answer = fake_openai.chat_requests()[-1]["messages"][-1]
+    assert answer["role"] == "tool" and "b.txt" in answer["content"]
+    assert "? Which file should I greet in? — answered" in result["chat"]

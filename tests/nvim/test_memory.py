@@ -1,0 +1,63 @@
+"""The memory sidebar: entries by scope → tier, archive with its key, auto-refresh."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.nvim.harness import INVINCAT, RunNvim
+
+CONTENT = "Run ./scripts/test before pushing"
+
+
+def _create_entry(env: dict[str, str], workspace: Path) -> str:
+    batch = {
+        "operations": [
+            {"op": "create", "scope": "project", "section": "Testing", "content": CONTENT}
+        ]
+    }
+    done = subprocess.run(
+        [str(INVINCAT), "memory", "apply", "--scope", "project", "-"],
+        input=json.dumps(batch),
+        env=env,
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    [applied] = json.loads(done.stdout)["applied"]
+    return str(applied["id"])
+
+
+def test_the_sidebar_lists_archives_and_follows_changes_made_elsewhere(
+    nvim: RunNvim, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    entry_id = _create_entry(invincat_env, workspace)
+    result = nvim("memory", id=entry_id, content=CONTENT, invincat=str(INVINCAT))
+
+    listed = "\n".join(result["listed"])
+    assert result["sidebar_focused"]
+    assert "▾ user  (0)\n    (no entries)\n▾ project  (1)\n  ▾ warm  (1)\n" in listed
+    assert f"    ● [Testing] {CONTENT}" in result["listed"]
+
+    # `a` archived it through governance: the store says so, and the journal says who/why.
+    [stored] = result["store"]["items"]
+    assert stored["id"] == entry_id and stored["status"] == "archived"
+    assert result["archived_line"] == f"    ○ [Testing] {CONTENT}  (archived)"
+    journal = workspace / ".invincat" / "memory_project.journal.jsonl"
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    archive = next(r for r in records if any(a["op"] == "archive" for a in r["applied"]))
+    assert archive["actor"] == "user" and archive["proposed"][0]["reason"] == "moved to CI"
+
+    # Restored with the CLI while the sidebar was open: it refreshed on didChange.
+    assert result["restore_code"] == 0, result["restore_stderr"]
+    assert result["restored_line"] == f"    ● [Testing] {CONTENT}"
+
+    # <CR> on it: the entry and its journal history (create, archive, restore).
+    shown = result["shown"]
+    assert shown[0].startswith(f"{entry_id}  project  active  score 50 (warm)")
+    assert shown[1] == f"[Testing] {CONTENT}"
+    history = "\n".join(shown[shown.index("History:") :])
+    assert "cli  create" in history and "user  archive" in history and "restore" in history

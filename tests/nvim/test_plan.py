@@ -1,0 +1,64 @@
+"""Plan mode in Neovim: the plan float, refine with feedback, approve, live todo statuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.nvim.harness import RunNvim
+
+PLAN_A = [{"content": "Create hello.txt with a greeting"}, {"content": "Report back"}]
+PLAN_B = [{"content": "Create greeting.md instead"}, {"content": "Report back"}]
+
+
+def _call(name: str, **args: object) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": args}]}
+
+
+def _todos(*statuses: str) -> dict[str, Any]:
+    items = [{**item, "status": status} for item, status in zip(PLAN_B, statuses, strict=True)]
+    return _call("write_todos", todos=items)
+
+
+def _proposal(plan: list[dict[str, str]]) -> list[dict[str, Any]]:
+    return [_call("write_todos", todos=plan), _call("approve_plan", todos=plan)]
+
+
+def test_refining_then_approving_the_plan_runs_it_to_completed_todos(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            *_proposal(PLAN_A),
+            *_proposal(PLAN_B),
+            _todos("in_progress", "pending"),
+            _call("write_file", path="greeting.md", content="# Hello\n"),
+            _todos("completed", "in_progress"),
+            _todos("completed", "completed"),
+            {"content": "Created greeting.md."},
+        ]
+    )
+    result = nvim("plan")
+
+    assert result["float_focused"] and result["float_relative"] == "editor"
+    assert result["first"][0].strip().startswith("Proposed plan")
+    assert "  1. [ ] Create hello.txt with a greeting" in result["first"]
+    assert " a approve   r reject   f refine   q close" in result["first"]
+    assert "  1. [ ] Create greeting.md instead" in result["second"]
+    # The feedback reached the planner with the plan it refused.
+    feedback = json.dumps(fake_openai.chat_requests()[2]["messages"])
+    assert "use a markdown file called greeting.md" in feedback
+
+    # Live statuses while executing: in progress, then completed.
+    executing = [s for s in result["snapshots"] if s.startswith(" Executing")]
+    assert any("1. [~] Create greeting.md instead" in s for s in executing)
+    assert any("1. [x] Create greeting.md instead\n  2. [~] Report back" in s for s in executing)
+    assert result["outcome"] == "completed"
+    assert [t["status"] for t in result["todos"]] == ["completed", "completed"]
+    assert "  1. [x] Create greeting.md instead" in result["final"]
+    assert "  2. [x] Report back" in result["final"]
+    assert (workspace / "greeting.md").read_text() == "# Hello\n"
+    assert "Plan proposed (2 steps) — refinement requested" in result["chat"]
+    assert "Plan proposed (2 steps) — approved" in result["chat"]
