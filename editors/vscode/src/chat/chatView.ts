@@ -1,0 +1,299 @@
+/**
+ * The chat panel (a webview view): connects the webview, the chat model and the server.
+ * Events update the model; the model's snapshot is posted to the webview (throttled, so a
+ * fast stream costs one render per frame); the webview's actions become requests.
+ */
+
+import * as vscode from "vscode";
+import {
+  CANCEL,
+  CHAT,
+  CHAT_VIEW_ID,
+  PENDING_APPROVALS,
+  RESOLVE_APPROVAL,
+  THREADS_HISTORY,
+  THREADS_LIST,
+} from "../common/constants";
+import type {
+  ApprovalRequested,
+  CancelResult,
+  EventParams,
+  HistoryMessage,
+  ResolveResult,
+  ThreadInfo,
+  TurnRef,
+} from "../common/protocol";
+import { DecisionError, resolveParams } from "../approvals/decisions";
+import type { ProposedContent } from "../approvals/diffView";
+import { resolveApprovalPath } from "../approvals/paths";
+import { describe, type InvincatConnection } from "../server/connection";
+import { chatHtml } from "./html";
+import { ChatModel } from "./model";
+import type { DecisionAction, HostMessage, WebviewMessage } from "./viewState";
+import * as fs from "fs";
+
+/** How long "Memory updating…" shows when no memory_changed follows (the memory agent
+ * found nothing to change, and the protocol has no event for that). */
+const MEMORY_IDLE_MS = 30_000;
+const POST_THROTTLE_MS = 30;
+
+export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
+  readonly model = new ChatModel();
+  private view: vscode.WebviewView | undefined;
+  private postTimer: NodeJS.Timeout | undefined;
+  private memoryTimer: NodeJS.Timeout | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly workingEmitter = new vscode.EventEmitter<boolean>();
+  /** A turn of the shown thread runs (for the status bar). */
+  readonly onWorking = this.workingEmitter.event;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly connection: InvincatConnection,
+    private readonly diffs: ProposedContent,
+  ) {
+    this.disposables.push(
+      connection.onEvent((params) => this.onEvent(params)),
+      connection.onStatus((status) => {
+        if (status.state !== "running" && this.model.server.state === "running") {
+          this.model.serverStopped();
+          this.workingEmitter.fire(false);
+        }
+        this.model.server = { state: status.state, message: status.message };
+        this.schedulePost();
+      }),
+      connection.onReady(() => void this.onServerReady()),
+      vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, this, {
+        webviewOptions: { retainContextWhenHidden: true },
+      }),
+    );
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    view.webview.options = {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, "dist"), vscode.Uri.joinPath(this.extensionUri, "media")],
+    };
+    view.webview.html = chatHtml(view.webview, this.extensionUri);
+    view.webview.onDidReceiveMessage((message: WebviewMessage) => void this.onMessage(message), undefined, this.disposables);
+    view.onDidDispose(() => {
+      if (this.view === view) {
+        this.view = undefined;
+      }
+    });
+  }
+
+  /** Reveal the panel and put the cursor in the prompt box. */
+  async focus(): Promise<void> {
+    await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+    this.postNow({ type: "focusPrompt" });
+  }
+
+  newThread(): void {
+    this.model.newThread();
+    this.schedulePost();
+  }
+
+  togglePlanMode(): void {
+    this.model.planMode = !this.model.planMode;
+    this.schedulePost();
+  }
+
+  dispose(): void {
+    clearTimeout(this.postTimer);
+    clearTimeout(this.memoryTimer);
+    this.workingEmitter.dispose();
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  // ------------------------------------------------------------------ server side
+
+  private onEvent(params: EventParams): void {
+    this.model.applyEvent(params);
+    const type = params.event.type;
+    if (type === "memory_updating") {
+      clearTimeout(this.memoryTimer);
+      this.memoryTimer = setTimeout(() => {
+        this.model.memoryIdle();
+        this.schedulePost();
+      }, MEMORY_IDLE_MS);
+    } else if (type === "memory_changed") {
+      clearTimeout(this.memoryTimer);
+    } else if (type === "turn_end") {
+      void this.refreshThreads();
+    }
+    this.workingEmitter.fire(this.model.turnId !== undefined);
+    this.schedulePost();
+  }
+
+  private async onServerReady(): Promise<void> {
+    await this.refreshThreads();
+    try {
+      const { approvals } = await this.connection.request<{ approvals: ApprovalRequested[] }>(PENDING_APPROVALS, {});
+      this.model.addPendingApprovals(approvals);
+      // Something still waits for a decision (from before a restart): show its thread.
+      if (approvals.length > 0 && this.model.isPristine()) {
+        await this.switchThread(approvals[0].thread_id);
+      }
+    } catch (error) {
+      this.connection.output.warn(`pendingApprovals: ${describe(error)}`);
+    }
+    this.schedulePost();
+  }
+
+  private async refreshThreads(): Promise<void> {
+    try {
+      const { threads } = await this.connection.request<{ threads: ThreadInfo[] }>(THREADS_LIST, {});
+      this.model.setThreads(threads);
+      this.schedulePost();
+    } catch (error) {
+      this.connection.output.warn(`threads/list: ${describe(error)}`);
+    }
+  }
+
+  // ------------------------------------------------------------------ webview side
+
+  private async onMessage(message: WebviewMessage): Promise<void> {
+    switch (message.type) {
+      case "ready":
+        this.postNow({ type: "state", state: this.model.snapshot() });
+        break;
+      case "send":
+        await this.send(message.prompt);
+        break;
+      case "cancel":
+        await this.cancel();
+        break;
+      case "newThread":
+        this.newThread();
+        break;
+      case "switchThread":
+        await this.switchThread(message.threadId);
+        break;
+      case "setPlanMode":
+        this.model.planMode = message.on;
+        this.schedulePost();
+        break;
+      case "resolve":
+        await this.resolve(message.action);
+        break;
+      case "showDiff": {
+        const entry = this.model.findApproval(message.approvalId);
+        if (entry) {
+          await this.diffs.show(entry.request);
+        }
+        break;
+      }
+      case "openFile":
+        await this.openFile(message.path);
+        break;
+      default:
+        break;
+    }
+  }
+
+  private async send(prompt: string): Promise<void> {
+    const mode = this.model.planMode ? "plan" : "agent";
+    const threadId = this.model.threadId;
+    this.model.beginSend(prompt, mode);
+    this.schedulePost();
+    try {
+      const params = threadId ? { prompt, threadId, mode } : { prompt, mode };
+      const ref = await this.connection.request<TurnRef>(CHAT, params);
+      this.model.sendAccepted(ref.threadId, ref.turnId);
+    } catch (error) {
+      this.model.sendFailed(describe(error));
+    }
+    this.workingEmitter.fire(this.model.turnId !== undefined);
+    this.schedulePost();
+  }
+
+  private async cancel(): Promise<void> {
+    const turnId = this.model.turnId;
+    if (!turnId) {
+      return;
+    }
+    try {
+      await this.connection.request<CancelResult>(CANCEL, { turnId });
+    } catch (error) {
+      this.model.notice(undefined, "error", `Cancel failed: ${describe(error)}`);
+      this.schedulePost();
+    }
+  }
+
+  private async switchThread(threadId: string): Promise<void> {
+    this.model.switchThread(threadId);
+    this.schedulePost();
+    if (!this.model.needsHistory()) {
+      return;
+    }
+    try {
+      const { messages } = await this.connection.request<{ messages: HistoryMessage[] }>(THREADS_HISTORY, { threadId });
+      this.model.loadHistory(threadId, messages);
+    } catch (error) {
+      this.model.notice(threadId, "error", `Could not load the thread: ${describe(error)}`);
+    }
+    this.schedulePost();
+  }
+
+  private async resolve(action: DecisionAction): Promise<void> {
+    const entry = this.model.findApproval(action.approvalId);
+    let params;
+    try {
+      params = resolveParams(action, entry?.request.kind ?? "tool");
+    } catch (error) {
+      if (error instanceof DecisionError) {
+        this.model.markDeciding(action.approvalId, false, error.message);
+        this.schedulePost();
+        return;
+      }
+      throw error;
+    }
+    this.model.markDeciding(action.approvalId, true);
+    this.schedulePost();
+    try {
+      const result = await this.connection.request<ResolveResult>(RESOLVE_APPROVAL, params);
+      if (!result.resolved) {
+        // Decided elsewhere first (a code action, another window): the card says so; the
+        // approval_resolved event, if any, closes it.
+        this.model.markDeciding(action.approvalId, false, result.reason ?? "The server did not accept the decision.");
+      } else if (entry?.busy) {
+        // Resolved; after a restart no event may follow, so close the card here too.
+        entry.busy = false;
+        if (entry.state === "pending") {
+          entry.state = "resolved";
+          entry.decision = params.scope ? `${params.decision} (${params.scope})` : params.decision;
+        }
+        entry.rev++;
+      }
+    } catch (error) {
+      this.model.markDeciding(action.approvalId, false, describe(error));
+    }
+    this.schedulePost();
+  }
+
+  private async openFile(file: string): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const resolved = resolveApprovalPath(file, folder, (p) => fs.existsSync(p));
+    if (resolved && fs.existsSync(resolved)) {
+      await vscode.window.showTextDocument(vscode.Uri.file(resolved), { preview: false });
+    }
+  }
+
+  private schedulePost(): void {
+    if (this.postTimer) {
+      return;
+    }
+    this.postTimer = setTimeout(() => {
+      this.postTimer = undefined;
+      this.postNow({ type: "state", state: this.model.snapshot() });
+    }, POST_THROTTLE_MS);
+  }
+
+  private postNow(message: HostMessage): void {
+    void this.view?.webview.postMessage(message);
+  }
+}

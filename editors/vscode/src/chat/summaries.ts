@@ -1,0 +1,129 @@
+/**
+ * One-line texts the chat shows for tool calls, tool results and decisions. Pure functions
+ * (no `vscode`, no DOM) shared by the chat model and the tests.
+ */
+
+import type { HistoryMessage } from "../common/protocol";
+
+const MAX_SUMMARY = 80;
+const MAX_DETAIL = 400;
+
+export function truncate(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+/** What a tool call acts on, e.g. `notes.txt`, `npm test`, `*.py in src`. */
+export function summarizeToolCall(name: string, args: Record<string, unknown> | undefined): string {
+  const a = args ?? {};
+  let text: string | undefined;
+  switch (name) {
+    case "read_file":
+    case "write_file":
+    case "edit_file":
+      text = str(a.path);
+      break;
+    case "ls":
+      text = str(a.path) ?? ".";
+      break;
+    case "glob":
+    case "grep": {
+      const pattern = str(a.pattern);
+      const where = str(a.path);
+      text = pattern && where ? `${pattern} in ${where}` : pattern;
+      break;
+    }
+    case "execute":
+      text = str(a.command);
+      break;
+    case "web_fetch":
+      text = str(a.url);
+      break;
+    case "task":
+      text = str(a.description);
+      break;
+    case "write_todos":
+    case "approve_plan": {
+      const todos = Array.isArray(a.todos) ? a.todos.length : 0;
+      text = `${todos} item${todos === 1 ? "" : "s"}`;
+      break;
+    }
+    default: {
+      const firstString = Object.values(a).find((v) => typeof v === "string");
+      text = typeof firstString === "string" ? firstString : Object.keys(a).length ? JSON.stringify(a) : "";
+    }
+  }
+  return truncate(text ?? "", MAX_SUMMARY);
+}
+
+/** The start of a tool result, for the card's detail line. */
+export function summarizeToolResult(content: string): string {
+  return truncate(content, MAX_DETAIL);
+}
+
+/** Tools whose calls the chat does not show as cards: their effect has its own UI
+ * (the todo list, the plan card, the question card). */
+export const HIDDEN_TOOLS = new Set(["write_todos", "approve_plan", "ask_user"]);
+
+/** `approval_resolved.decision` as the card shows it ("approve_always (session)" too). */
+export function decisionLabel(decision: string): string {
+  if (decision.startsWith("approve_always")) {
+    const scope = /\((\w+)\)/.exec(decision)?.[1];
+    return scope ? `Approved always (${scope})` : "Approved always";
+  }
+  const labels: Record<string, string> = {
+    approve: "Approved",
+    reject: "Rejected",
+    edit: "Approved with edited arguments",
+    refine: "Changes requested",
+    answer: "Answered",
+    cancelled: "Cancelled",
+    superseded: "Superseded",
+  };
+  return labels[decision] ?? decision;
+}
+
+/** Text of a history message's `content`, which may be a string or a list of parts. */
+export function messageText(content: unknown): string {
+  if (typeof content === "string") {
+    return content;
+  }
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => {
+        if (typeof part === "string") {
+          return part;
+        }
+        if (part && typeof part === "object" && typeof (part as { text?: unknown }).text === "string") {
+          return (part as { text: string }).text;
+        }
+        return "";
+      })
+      .join("");
+  }
+  return "";
+}
+
+export function isToolMessage(message: HistoryMessage): boolean {
+  return message.role === "tool";
+}
+
+export function formatTokens(tokens: number): string {
+  if (tokens >= 1_000_000) {
+    return `${(tokens / 1_000_000).toFixed(1)}M`;
+  }
+  if (tokens >= 1000) {
+    return `${(tokens / 1000).toFixed(1)}k`;
+  }
+  return String(tokens);
+}
+
+/** "12.3k / 128.0k tokens (10%)" */
+export function contextUsageLabel(tokens: number, limit: number): string {
+  const percent = limit > 0 ? Math.round((tokens / limit) * 100) : 0;
+  return `${formatTokens(tokens)} / ${formatTokens(limit)} tokens (${percent}%)`;
+}

@@ -1,0 +1,98 @@
+/**
+ * What the extension host sends the chat webview, and what the webview sends back. The host
+ * owns the state (a webview can be destroyed while hidden); the webview renders snapshots
+ * and posts user actions. Shared by both bundles, so no `vscode` import here.
+ */
+
+import type { AlwaysScope, ApprovalRequested, ThreadInfo, TodoItem, ToolStatus } from "../common/protocol";
+
+export type ServerState = "starting" | "running" | "stopped" | "error";
+
+interface EntryBase {
+  /** Stable key of the entry in the transcript. */
+  id: string;
+  /** Bumped on every change, so the webview re-renders only what changed. */
+  rev: number;
+  turnId?: string;
+}
+
+export interface UserEntry extends EntryBase {
+  kind: "user";
+  text: string;
+  mode?: "agent" | "plan";
+}
+
+export interface AssistantEntry extends EntryBase {
+  kind: "assistant";
+  text: string;
+  streaming: boolean;
+}
+
+export interface ToolEntry extends EntryBase {
+  kind: "tool";
+  callId: string;
+  name: string;
+  summary: string;
+  status: "running" | ToolStatus;
+  detail?: string;
+  depth: number;
+}
+
+export type ApprovalState = "pending" | "resolved" | "closed";
+
+export interface ApprovalEntry extends EntryBase {
+  kind: "approval";
+  request: ApprovalRequested;
+  state: ApprovalState;
+  /** The server's `approval_resolved.decision`, or why the card closed. */
+  decision?: string;
+  remembered?: string | null;
+  /** A refusal from the server (`resolved: false` reason), shown on the card. */
+  note?: string;
+  /** A decision was sent and not answered yet: the buttons are disabled. */
+  busy?: boolean;
+}
+
+export interface NoticeEntry extends EntryBase {
+  kind: "notice";
+  level: "info" | "error";
+  text: string;
+}
+
+export type Entry = UserEntry | AssistantEntry | ToolEntry | ApprovalEntry | NoticeEntry;
+
+export interface ChatViewState {
+  server: { state: ServerState; message?: string };
+  threads: ThreadInfo[];
+  threadId?: string;
+  planMode: boolean;
+  /** The running turn of the shown thread, if any. */
+  turnId?: string;
+  busy: boolean;
+  entries: Entry[];
+  todos: TodoItem[];
+  contextUsage?: { tokens: number; limit: number };
+  memoryUpdating: boolean;
+}
+
+export type HostMessage = { type: "state"; state: ChatViewState } | { type: "focusPrompt" };
+
+export interface DecisionAction {
+  approvalId: string;
+  decision: "approve" | "approve_always" | "reject" | "refine" | "answer";
+  scope?: AlwaysScope;
+  message?: string;
+  feedback?: string;
+  answers?: string[];
+}
+
+export type WebviewMessage =
+  | { type: "ready" }
+  | { type: "send"; prompt: string }
+  | { type: "cancel" }
+  | { type: "newThread" }
+  | { type: "switchThread"; threadId: string }
+  | { type: "setPlanMode"; on: boolean }
+  | { type: "resolve"; action: DecisionAction }
+  | { type: "showDiff"; approvalId: string }
+  | { type: "openFile"; path: string };

@@ -1,0 +1,254 @@
+/**
+ * HTML for the chat webview: transcript entries, approval and plan cards, the todo list.
+ * Pure string functions (no DOM), so Node tests check exactly what the panel shows.
+ * Everything from the model or the server is escaped; markdown is rendered with raw HTML
+ * disabled, so an answer cannot inject markup or script into the panel.
+ */
+
+import MarkdownIt from "markdown-it";
+import type { ApprovalRequested, ThreadInfo, TodoItem } from "../../common/protocol";
+import { alwaysButtonLabel, hasDiff } from "../../approvals/decisions";
+import { contextUsageLabel, decisionLabel } from "../summaries";
+import type { ApprovalEntry, ChatViewState, Entry, ToolEntry } from "../viewState";
+
+const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+
+// Fenced code gets a header with its language and a copy button.
+markdown.renderer.rules.fence = (tokens, idx) => {
+  const token = tokens[idx];
+  const lang = token.info.trim().split(/\s+/)[0] ?? "";
+  const langClass = lang ? ` class="language-${escapeAttr(lang)}"` : "";
+  return (
+    `<div class="code-block"><div class="code-header"><span class="code-lang">${escapeHtml(lang || "text")}</span>` +
+    `<button class="code-copy" data-action="copyCode" title="Copy">Copy</button></div>` +
+    `<pre><code${langClass}>${escapeHtml(token.content)}</code></pre></div>\n`
+  );
+};
+
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+const escapeAttr = escapeHtml;
+
+/** Markdown as HTML; a stream cut inside a code fence still renders as code. */
+export function renderMarkdown(text: string): string {
+  return markdown.render(text);
+}
+
+const TOOL_ICONS: Record<ToolEntry["status"], string> = {
+  running: "⋯",
+  success: "✓",
+  error: "✗",
+  rejected: "⊘",
+};
+
+export function renderEntry(entry: Entry): string {
+  switch (entry.kind) {
+    case "user":
+      return (
+        `<div class="entry user"><div class="role">You${entry.mode === "plan" ? " · plan mode" : ""}</div>` +
+        `<div class="text">${escapeHtml(entry.text).replace(/\n/g, "<br>")}</div></div>`
+      );
+    case "assistant":
+      return (
+        `<div class="entry assistant${entry.streaming ? " streaming" : ""}"><div class="role">Invincat</div>` +
+        `<div class="markdown">${renderMarkdown(entry.text)}</div></div>`
+      );
+    case "tool":
+      return renderToolCard(entry);
+    case "approval":
+      return renderApproval(entry);
+    case "notice":
+      return `<div class="entry notice ${entry.level}">${escapeHtml(entry.text)}</div>`;
+    default:
+      return "";
+  }
+}
+
+export function renderToolCard(entry: ToolEntry): string {
+  const indent = entry.depth > 0 ? ` style="margin-left:${Math.min(entry.depth, 3) * 16}px"` : "";
+  const detail = entry.detail ? `<div class="tool-detail">${escapeHtml(entry.detail)}</div>` : "";
+  return (
+    `<div class="entry tool-card status-${entry.status}" data-call="${escapeAttr(entry.callId)}"${indent}>` +
+    `<span class="tool-icon" title="${entry.status}">${TOOL_ICONS[entry.status]}</span>` +
+    `<span class="tool-name">${escapeHtml(entry.name)}</span> ` +
+    `<span class="tool-summary">${escapeHtml(entry.summary)}</span>${detail}</div>`
+  );
+}
+
+/** A unified diff with one class per line kind. */
+export function renderDiff(diff: string): string {
+  const lines = diff.replace(/\n$/, "").split("\n");
+  const html = lines.map((line) => {
+    let cls = "ctx";
+    if (line.startsWith("+++") || line.startsWith("---")) {
+      cls = "file";
+    } else if (line.startsWith("@@")) {
+      cls = "hunk";
+    } else if (line.startsWith("+")) {
+      cls = "add";
+    } else if (line.startsWith("-")) {
+      cls = "del";
+    }
+    return `<span class="diff-${cls}">${escapeHtml(line)}</span>`;
+  });
+  return `<pre class="diff">${html.join("\n")}</pre>`;
+}
+
+export function renderTodoList(todos: TodoItem[]): string {
+  const items = todos.map((todo) => {
+    const status = todo.status ?? "pending";
+    const icon = status === "completed" ? "✓" : status === "in_progress" ? "◐" : "○";
+    return `<li class="todo todo-${escapeAttr(status)}"><span class="todo-icon">${icon}</span>${escapeHtml(todo.content)}</li>`;
+  });
+  return `<ol class="todo-list">${items.join("")}</ol>`;
+}
+
+function button(label: string, attrs: Record<string, string>, cls = "", disabled = false): string {
+  const data = Object.entries(attrs)
+    .map(([key, value]) => ` data-${key}="${escapeAttr(value)}"`)
+    .join("");
+  return `<button class="${cls}"${data}${disabled ? " disabled" : ""}>${escapeHtml(label)}</button>`;
+}
+
+function approvalTitle(request: ApprovalRequested, pending: boolean): string {
+  if (request.kind === "plan") {
+    return pending ? "Plan proposed" : "Plan";
+  }
+  if (request.kind === "question") {
+    return "Question";
+  }
+  const what = request.description || request.tool_name || "tool call";
+  return pending ? `Approval needed: ${what}` : what;
+}
+
+function approvalBody(request: ApprovalRequested): string {
+  if (request.kind === "plan") {
+    return renderTodoList(request.todos ?? []);
+  }
+  if (request.kind === "question") {
+    return (request.questions ?? [])
+      .map((q, index) => {
+        const options = (q.options ?? [])
+          .map((option) => button(option, { action: "pickOption", index: String(index), value: option }, "option"))
+          .join("");
+        return (
+          `<div class="question"><div class="question-text">${escapeHtml(q.question)}</div>` +
+          (options ? `<div class="options">${options}</div>` : "") +
+          `<input class="answer" data-index="${index}" type="text" placeholder="Your answer"></div>`
+        );
+      })
+      .join("");
+  }
+  const args = request.args ?? {};
+  if (request.diff) {
+    return renderDiff(request.diff);
+  }
+  if (request.tool_name === "execute" && typeof args.command === "string") {
+    return `<pre class="command">$ ${escapeHtml(args.command)}</pre>`;
+  }
+  return `<pre class="args">${escapeHtml(JSON.stringify(args, null, 2))}</pre>`;
+}
+
+function approvalActions(entry: ApprovalEntry): string {
+  const request = entry.request;
+  const id = request.approval_id;
+  const busy = entry.busy === true;
+  if (request.kind === "plan") {
+    return (
+      `<div class="actions">${button("Approve", { action: "approve", approval: id }, "primary", busy)}` +
+      `${button("Reject", { action: "reject", approval: id }, "secondary", busy)}</div>` +
+      `<div class="refine-row"><textarea class="feedback" rows="2" placeholder="What should change in the plan?"></textarea>` +
+      `${button("Refine", { action: "refine", approval: id }, "secondary", busy)}</div>`
+    );
+  }
+  if (request.kind === "question") {
+    return (
+      `<div class="actions">${button("Answer", { action: "answer", approval: id }, "primary", busy)}` +
+      `${button("Dismiss", { action: "reject", approval: id }, "secondary", busy)}</div>`
+    );
+  }
+  const always = (request.always_options ?? [])
+    .map(
+      (option) =>
+        `<div class="always">${button(alwaysButtonLabel(option.scope), { action: "approve_always", approval: id, scope: option.scope }, "secondary", busy)}` +
+        `<span class="scope-label">${escapeHtml(option.label)}</span></div>`,
+    )
+    .join("");
+  const diff = hasDiff(request) ? button("Show diff", { action: "showDiff", approval: id }, "secondary") : "";
+  return (
+    `<div class="actions">${button("Approve", { action: "approve", approval: id }, "primary", busy)}${diff}</div>` +
+    always +
+    `<div class="reject-row"><input class="reject-message" type="text" placeholder="Optional message for the agent">` +
+    `${button("Reject", { action: "reject", approval: id }, "danger", busy)}</div>`
+  );
+}
+
+export function renderApproval(entry: ApprovalEntry): string {
+  const request = entry.request;
+  const outcome =
+    entry.state === "pending"
+      ? ""
+      : `<div class="outcome">${escapeHtml(entry.state === "closed" ? `Closed: ${entry.decision ?? ""}` : decisionLabel(entry.decision ?? ""))}` +
+        (entry.remembered ? ` — ${escapeHtml(entry.remembered)}` : "") +
+        `</div>`;
+  const note = entry.note ? `<div class="note">${escapeHtml(entry.note)}</div>` : "";
+  const path =
+    request.path && request.kind === "tool"
+      ? `<div class="meta">${escapeHtml(request.tool_name ?? "")} · <a href="#" data-action="openFile" data-path="${escapeAttr(request.path)}">${escapeHtml(request.path)}</a></div>`
+      : request.tool_name && request.kind === "tool"
+        ? `<div class="meta">${escapeHtml(request.tool_name)}</div>`
+        : "";
+  return (
+    `<div class="entry card approval kind-${request.kind} state-${entry.state}" data-approval="${escapeAttr(request.approval_id)}">` +
+    `<div class="card-title">${escapeHtml(approvalTitle(request, entry.state === "pending"))}</div>${path}` +
+    `<div class="card-body">${approvalBody(request)}</div>` +
+    (entry.state === "pending" ? approvalActions(entry) : outcome) +
+    note +
+    `</div>`
+  );
+}
+
+export function renderThreadOptions(threads: ThreadInfo[], threadId: string | undefined): string {
+  const options = [`<option value=""${threadId ? "" : " selected"}>New thread</option>`];
+  const known = new Set<string>();
+  for (const thread of threads) {
+    known.add(thread.threadId);
+    const selected = thread.threadId === threadId ? " selected" : "";
+    const title = thread.title || thread.threadId;
+    options.push(`<option value="${escapeAttr(thread.threadId)}"${selected}>${escapeHtml(title)}</option>`);
+  }
+  if (threadId && !known.has(threadId)) {
+    options.push(`<option value="${escapeAttr(threadId)}" selected>${escapeHtml(threadId)}</option>`);
+  }
+  return options.join("");
+}
+
+/** The todo panel above the prompt: the plan's live statuses. */
+export function renderTodosPanel(todos: TodoItem[]): string {
+  if (todos.length === 0) {
+    return "";
+  }
+  const done = todos.filter((t) => t.status === "completed").length;
+  return `<div class="todos-title">Plan · ${done}/${todos.length} done</div>${renderTodoList(todos)}`;
+}
+
+export function renderStatusLine(state: ChatViewState): string {
+  const parts: string[] = [];
+  if (state.server.state !== "running") {
+    parts.push(`<span class="server-state ${state.server.state}">Server ${escapeHtml(state.server.state)}${state.server.message ? `: ${escapeHtml(state.server.message)}` : ""}</span>`);
+  }
+  if (state.contextUsage) {
+    parts.push(`<span class="context-usage" title="Context used by this thread">${escapeHtml(contextUsageLabel(state.contextUsage.tokens, state.contextUsage.limit))}</span>`);
+  }
+  if (state.memoryUpdating) {
+    parts.push(`<span class="memory-updating">Memory updating…</span>`);
+  }
+  return parts.join("");
+}

@@ -1,0 +1,19 @@
+/** The palette commands that are not the memory tree's own (it registers those). */
+
+import * as vscode from "vscode";
+import { Commands } from "./common/constants";
+import type { ChatView } from "./chat/chatView";
+import type { InvincatConnection } from "./server/connection";
+
+export function registerCommands(connection: InvincatConnection, chat: ChatView): vscode.Disposable[] {
+  return [
+    vscode.commands.registerCommand(Commands.openChat, () => chat.focus()),
+    vscode.commands.registerCommand(Commands.newThread, async () => {
+      chat.newThread();
+      await chat.focus();
+    }),
+    vscode.commands.registerCommand(Commands.togglePlanMode, () => chat.togglePlanMode()),
+    vscode.commands.registerCommand(Commands.restartServer, () => connection.restart()),
+    vscode.commands.registerCommand(Commands.showOutput, () => connection.output.show(true)),
+  ];
+}

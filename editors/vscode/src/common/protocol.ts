@@ -1,0 +1,174 @@
+/**
+ * Payload types of the Invincat LSP extension (docs/protocol.md "LSP" and "Events").
+ *
+ * Params and results are camelCase; event objects keep the core's snake_case shape. Fields
+ * may be added by the server at any time, so every consumer tolerates extra fields and
+ * missing optional ones. No `vscode` import: the chat model and the tests use these too.
+ */
+
+export type Mode = "agent" | "plan";
+export type TurnStatus = "completed" | "cancelled" | "failed";
+export type ToolStatus = "success" | "error" | "rejected";
+export type Decision = "approve" | "approve_always" | "reject" | "edit" | "refine" | "answer";
+export type AlwaysScope = "session" | "workspace";
+
+export interface ChatParams {
+  prompt: string;
+  threadId?: string;
+  mode?: Mode;
+  wait?: boolean;
+  workDoneToken?: string | number;
+}
+
+export interface TurnRef {
+  threadId: string;
+  turnId: string;
+  status?: TurnStatus;
+}
+
+export interface CancelResult {
+  cancelled: boolean;
+}
+
+export interface ResolveApprovalParams {
+  approvalId: string;
+  decision: Decision;
+  scope?: AlwaysScope;
+  message?: string;
+  editedArgs?: Record<string, unknown>;
+  feedback?: string;
+  answers?: string[];
+}
+
+export interface ResolveResult {
+  resolved: boolean;
+  reason?: string;
+  threadId?: string;
+  turnId?: string;
+}
+
+export interface ThreadInfo {
+  threadId: string;
+  title: string;
+  workspace: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface HistoryMessage {
+  role: "user" | "assistant" | "system" | "tool";
+  content: unknown;
+  tool_calls?: { id: string; name: string; args: Record<string, unknown> }[];
+  tool_call_id?: string;
+  name?: string;
+  status?: ToolStatus;
+}
+
+export interface TodoItem {
+  content: string;
+  status?: "pending" | "in_progress" | "completed" | string;
+}
+
+export interface AlwaysOption {
+  scope: AlwaysScope;
+  label: string;
+  tool: string;
+  command_prefix?: string | null;
+}
+
+export interface ApprovalRequested {
+  type: "approval_requested";
+  approval_id: string;
+  kind: "tool" | "plan" | "question";
+  thread_id: string;
+  tool_call_id?: string | null;
+  tool_name?: string | null;
+  args?: Record<string, unknown>;
+  description?: string;
+  path?: string | null;
+  diff?: string | null;
+  proposed_text?: string | null;
+  always_options?: AlwaysOption[];
+  todos?: TodoItem[] | null;
+  questions?: { question: string; options?: string[] }[] | null;
+  agent?: "main" | "planner";
+}
+
+export type InvincatEvent =
+  | { type: "turn_start"; thread_id: string; turn_id: string }
+  | { type: "message_delta"; text: string }
+  | { type: "tool_call"; id: string; name: string; args: Record<string, unknown>; depth?: number }
+  | { type: "tool_result"; id: string; name: string; status: ToolStatus; content: string; depth?: number }
+  | ApprovalRequested
+  | { type: "approval_resolved"; approval_id: string; decision: string; remembered?: string | null }
+  | { type: "todos"; items: TodoItem[] }
+  | { type: "memory_updating"; scope?: string; batch_id?: string }
+  | { type: "memory_changed"; scope: string; batch_id: string }
+  | { type: "context_usage"; tokens: number; limit: number; compacted?: boolean; tokens_before?: number | null }
+  | { type: "error"; message: string }
+  | { type: "turn_end"; status: TurnStatus; thread_id: string; turn_id: string };
+
+export interface EventParams {
+  threadId: string;
+  turnId: string;
+  event: InvincatEvent;
+}
+
+// --------------------------------------------------------------------------- memory
+
+export type MemoryScope = "user" | "project";
+export type Tier = "hot" | "warm" | "cold";
+
+export interface MemoryEntry {
+  id: string;
+  scope: MemoryScope;
+  section: string;
+  content: string;
+  status: "active" | "archived";
+  confidence?: string;
+  score: number;
+  tier: Tier;
+  score_reason?: string | null;
+  invalid?: unknown;
+  created_at?: string;
+  updated_at?: string;
+  archived_at?: string | null;
+}
+
+export interface MemoryListParams {
+  scope?: MemoryScope;
+  includeArchived?: boolean;
+}
+
+export interface MemoryListResult {
+  items: MemoryEntry[];
+  stores?: { user?: string; project?: string };
+}
+
+export interface MemoryOperation {
+  op: "create" | "update" | "rescore" | "archive" | "restore" | "delete" | "noop";
+  scope?: MemoryScope;
+  id?: string;
+  reason?: string;
+  [field: string]: unknown;
+}
+
+export interface MemoryApplyParams {
+  scope: MemoryScope;
+  operations: MemoryOperation[];
+}
+
+/** The governance report (`BatchReport`), as far as the sidebar reads it. */
+export interface MemoryReport {
+  batch_id?: string;
+  rejected?: boolean;
+  reason?: string | null;
+  applied?: { op: string; id?: string }[];
+  dropped?: { index?: number; op?: string; id?: string; reason: string }[];
+  [field: string]: unknown;
+}
+
+export interface MemoryDidChangeParams {
+  scope: MemoryScope;
+  batchId: string;
+}

@@ -1,0 +1,151 @@
+/**
+ * The memory sidebar's shape: User / Project → tier (hot, warm, cold; archived when shown)
+ * → entries, from `invincat/memory/list` items. Pure, so the grouping and the labels are
+ * tested without VS Code.
+ */
+
+import type { MemoryEntry, MemoryReport, MemoryScope, Tier } from "../common/protocol";
+
+export type Group = Tier | "archived";
+
+export interface ScopeNode {
+  kind: "scope";
+  scope: MemoryScope;
+  groups: GroupNode[];
+  count: number;
+}
+
+export interface GroupNode {
+  kind: "group";
+  scope: MemoryScope;
+  group: Group;
+  entries: EntryNode[];
+}
+
+export interface EntryNode {
+  kind: "entry";
+  entry: MemoryEntry;
+}
+
+export type MemoryNode = ScopeNode | GroupNode | EntryNode;
+
+export const SCOPES: readonly MemoryScope[] = ["user", "project"];
+const GROUPS: readonly Group[] = ["hot", "warm", "cold", "archived"];
+
+export const SCOPE_LABELS: Record<MemoryScope, string> = { user: "User", project: "Project" };
+export const GROUP_LABELS: Record<Group, string> = { hot: "Hot", warm: "Warm", cold: "Cold", archived: "Archived" };
+
+function groupOf(entry: MemoryEntry): Group {
+  if (entry.status === "archived") {
+    return "archived";
+  }
+  return entry.tier === "hot" || entry.tier === "warm" || entry.tier === "cold" ? entry.tier : "cold";
+}
+
+/** Scopes always show (so the tree says where memories would go); empty groups do not. */
+export function buildMemoryTree(items: MemoryEntry[], showArchived: boolean): ScopeNode[] {
+  return SCOPES.map((scope) => {
+    const mine = items.filter((entry) => entry.scope === scope);
+    const groups: GroupNode[] = [];
+    for (const group of GROUPS) {
+      if (group === "archived" && !showArchived) {
+        continue;
+      }
+      const entries = mine
+        .filter((entry) => groupOf(entry) === group)
+        .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
+        .map((entry): EntryNode => ({ kind: "entry", entry }));
+      if (entries.length > 0) {
+        groups.push({ kind: "group", scope, group, entries });
+      }
+    }
+    const count = groups.reduce((n, g) => n + g.entries.length, 0);
+    return { kind: "scope", scope, groups, count };
+  });
+}
+
+/** "Testing: Run ./scripts/test before pushing" */
+export function entryLabel(entry: MemoryEntry): string {
+  return `${entry.section}: ${entry.content}`;
+}
+
+/** The grey text after the label: the score. */
+export function entryDescription(entry: MemoryEntry): string {
+  return `${entry.score}`;
+}
+
+export function entryTooltip(entry: MemoryEntry): string {
+  const lines = [
+    `**${entry.section}**`,
+    "",
+    entry.content,
+    "",
+    `score ${entry.score} (${entry.tier})${entry.confidence ? ` · confidence ${entry.confidence}` : ""} · ${entry.status}`,
+  ];
+  if (entry.score_reason) {
+    lines.push(`reason: ${entry.score_reason}`);
+  }
+  lines.push(`\`${entry.id}\`${entry.updated_at ? ` · updated ${entry.updated_at}` : ""}`);
+  return lines.join("\n");
+}
+
+/** The context value menus key on (package.json `viewItem`). */
+export function entryContext(entry: MemoryEntry): string {
+  return entry.status === "archived" ? "memoryEntry.archived" : "memoryEntry.active";
+}
+
+export type UserAction = "archive" | "restore" | "delete";
+
+const REASONS: Record<UserAction, string> = {
+  archive: "Archived from the VS Code memory sidebar",
+  restore: "Restored from the VS Code memory sidebar",
+  delete: "Deleted from the VS Code memory sidebar",
+};
+
+/** The `invincat/memory/apply` params of a sidebar action on one entry. */
+export function actionParams(action: UserAction, entry: MemoryEntry): {
+  scope: MemoryScope;
+  operations: { op: UserAction; scope: MemoryScope; id: string; reason: string }[];
+} {
+  return {
+    scope: entry.scope,
+    operations: [{ op: action, scope: entry.scope, id: entry.id, reason: REASONS[action] }],
+  };
+}
+
+/** Why governance refused a sidebar action, or undefined when it was applied. */
+export function reportProblem(report: MemoryReport): string | undefined {
+  if (report.rejected) {
+    return report.reason ?? "the batch was rejected";
+  }
+  const dropped = report.dropped ?? [];
+  if (dropped.length > 0) {
+    return dropped.map((d) => d.reason).join("; ");
+  }
+  return undefined;
+}
+
+/** A readable history of one entry (`invincat/memory/show`), as markdown. */
+export function historyMarkdown(entry: MemoryEntry | null | undefined, id: string, history: Record<string, unknown>[]): string {
+  const lines = [`# Memory ${id}`, ""];
+  if (entry) {
+    lines.push(`**${entry.section}**: ${entry.content}`, "", `score ${entry.score} (${entry.tier}) · ${entry.status}`, "");
+  } else {
+    lines.push("_This entry no longer exists (deleted)._", "");
+  }
+  lines.push("## History", "");
+  if (history.length === 0) {
+    lines.push("_No journal records._");
+  }
+  for (const record of history) {
+    const applied = Array.isArray(record.applied) ? (record.applied as { op?: string; id?: string }[]) : [];
+    const ops = applied
+      .filter((a) => a.id === id)
+      .map((a) => a.op)
+      .join(", ");
+    const what = ops || (record.rejected ? "rejected batch" : "changed");
+    const reason = typeof record.reason === "string" && record.reason ? ` — ${record.reason}` : "";
+    lines.push(`- ${String(record.time ?? "")} · **${what}** by ${String(record.actor ?? "?")} · \`${String(record.batch_id ?? "")}\`${reason}`);
+  }
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,193 @@
+/**
+ * The language client for `invincat --stdio`: starts, restarts and stops the server, turns
+ * its notifications into events, and sends the `invincat/*` requests.
+ *
+ * A restart builds a new LanguageClient, since the command and environment are fixed when
+ * a client is created. Start failures (the command is missing, the server exits) are shown
+ * once with what to do; they never throw out of activation.
+ */
+
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  State,
+  TransportKind,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import { CLIENT_ID, CLIENT_NAME, EVENT, MEMORY_DID_CHANGE } from "../common/constants";
+import type { EventParams, MemoryDidChangeParams } from "../common/protocol";
+import type { ServerState } from "../chat/viewState";
+import { readSettings, serverEnv, type Settings } from "./settings";
+
+export interface ServerStatus {
+  state: ServerState;
+  message?: string;
+}
+
+export class ServerNotRunningError extends Error {
+  constructor() {
+    super("The Invincat server is not running; see the Invincat output channel, or run “Invincat: Restart Server”.");
+  }
+}
+
+export class InvincatConnection implements vscode.Disposable {
+  readonly output: vscode.LogOutputChannel;
+  private readonly traceOutput: vscode.OutputChannel;
+  private client: LanguageClient | undefined;
+  private statusValue: ServerStatus = { state: "stopped" };
+  private starting: Promise<void> | undefined;
+
+  private readonly eventEmitter = new vscode.EventEmitter<EventParams>();
+  private readonly memoryEmitter = new vscode.EventEmitter<MemoryDidChangeParams>();
+  private readonly statusEmitter = new vscode.EventEmitter<ServerStatus>();
+  private readonly readyEmitter = new vscode.EventEmitter<void>();
+  /** Every `invincat/event` notification. */
+  readonly onEvent = this.eventEmitter.event;
+  /** `invincat/memory/didChange`. */
+  readonly onMemoryDidChange = this.memoryEmitter.event;
+  readonly onStatus = this.statusEmitter.event;
+  /** The server is running (fired after each start, restarts included). */
+  readonly onReady = this.readyEmitter.event;
+
+  constructor() {
+    this.output = vscode.window.createOutputChannel(CLIENT_NAME, { log: true });
+    this.traceOutput = vscode.window.createOutputChannel(`${CLIENT_NAME} Trace`);
+  }
+
+  get status(): ServerStatus {
+    return this.statusValue;
+  }
+
+  start(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  async restart(): Promise<void> {
+    this.output.info("Restarting the server");
+    await this.stop();
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.output.warn(`Stopping the server: ${describe(error)}`);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+    this.setStatus({ state: "stopped" });
+  }
+
+  /** Send an `invincat/*` request; throws ServerNotRunningError when there is no server. */
+  async request<R>(method: string, params: object): Promise<R> {
+    if (this.starting) {
+      await this.starting;
+    }
+    const client = this.client;
+    if (!client || !client.isRunning()) {
+      throw new ServerNotRunningError();
+    }
+    return client.sendRequest<R>(method, params);
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.eventEmitter.dispose();
+    this.memoryEmitter.dispose();
+    this.statusEmitter.dispose();
+    this.readyEmitter.dispose();
+    this.output.dispose();
+    this.traceOutput.dispose();
+  }
+
+  private async doStart(): Promise<void> {
+    const config = vscode.workspace.getConfiguration("invincat");
+    const { settings, problems } = readSettings((key) => config.get(key));
+    for (const problem of problems) {
+      this.output.warn(problem);
+      void vscode.window.showWarningMessage(`Invincat: ${problem}`);
+    }
+    const client = this.createClient(settings);
+    this.client = client;
+    this.setStatus({ state: "starting" });
+    this.output.info(`Starting ${settings.command} ${settings.args.join(" ")}`);
+    try {
+      await client.start();
+    } catch (error) {
+      const message = `Could not start \`${settings.command} ${settings.args.join(" ")}\`: ${describe(error)}. Set “invincat.server.command” to the invincat executable (e.g. a virtualenv's bin/invincat), then run “Invincat: Restart Server”.`;
+      this.output.error(message);
+      this.setStatus({ state: "error", message: describe(error) });
+      void vscode.window.showErrorMessage(`Invincat: ${message}`, "Open Settings", "Show Output").then((choice) => {
+        if (choice === "Open Settings") {
+          void vscode.commands.executeCommand("workbench.action.openSettings", "invincat.server");
+        } else if (choice === "Show Output") {
+          this.output.show(true);
+        }
+      });
+      return;
+    }
+    if (this.client === client) {
+      this.readyEmitter.fire();
+    }
+  }
+
+  private createClient(settings: Settings): LanguageClient {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const serverOptions: ServerOptions = {
+      command: settings.command,
+      args: settings.args,
+      transport: TransportKind.stdio,
+      options: { env: serverEnv(settings, process.env), cwd: folder },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // Every file: the agent reads unsaved buffers, and pending edits show as diagnostics.
+      documentSelector: [{ scheme: "file" }],
+      outputChannel: this.output,
+      traceOutputChannel: this.traceOutput,
+      // A missing model configuration is not a start failure: the server says what to set.
+      initializationFailedHandler: (error) => {
+        this.output.error(`initialize failed: ${describe(error)}`);
+        return false;
+      },
+    };
+    const client = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+    client.onNotification(EVENT, (params: EventParams) => this.eventEmitter.fire(params));
+    client.onNotification(MEMORY_DID_CHANGE, (params: MemoryDidChangeParams) => this.memoryEmitter.fire(params));
+    client.onDidChangeState((change) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (change.newState === State.Running) {
+        this.setStatus({ state: "running" });
+      } else if (change.newState === State.Starting) {
+        this.setStatus({ state: "starting" });
+      } else if (this.statusValue.state !== "error") {
+        this.setStatus({ state: "stopped" });
+      }
+    });
+    return client;
+  }
+
+  private setStatus(status: ServerStatus): void {
+    this.statusValue = status;
+    this.statusEmitter.fire(status);
+  }
+}
+
+export function describe(error: unknown): string {
+  if (error instanceof Error) {
+    return error.message;
+  }
+  if (error && typeof error === "object" && "message" in error) {
+    return String((error as { message: unknown }).message);
+  }
+  return String(error);
+}

@@ -1,0 +1,76 @@
+// The memory sidebar: grouping, labels and the requests its actions send.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  actionParams,
+  buildMemoryTree,
+  entryContext,
+  entryDescription,
+  entryLabel,
+  historyMarkdown,
+  reportProblem,
+} from "../../src/memory/nodes";
+import type { MemoryEntry } from "../../src/common/protocol";
+
+function entry(id: string, fields: Partial<MemoryEntry> = {}): MemoryEntry {
+  return { id, scope: "project", section: "Testing", content: "Run ./scripts/test", status: "active", score: 85, tier: "hot", ...fields };
+}
+
+test("entries group by scope then tier; both scopes always show; empty tiers do not", () => {
+  const tree = buildMemoryTree(
+    [
+      entry("mem_p_000001"),
+      entry("mem_p_000002", { score: 50, tier: "warm" }),
+      entry("mem_p_000003", { score: 90, tier: "hot" }),
+      entry("mem_u_000001", { scope: "user", section: "User Preferences", content: "Short answers", score: 20, tier: "cold" }),
+      entry("mem_p_000004", { status: "archived" }),
+    ],
+    false,
+  );
+  assert.deepEqual(tree.map((s) => s.scope), ["user", "project"]);
+  assert.deepEqual(tree[0].groups.map((g) => g.group), ["cold"]);
+  assert.deepEqual(tree[1].groups.map((g) => g.group), ["hot", "warm"]);
+  assert.deepEqual(tree[1].groups[0].entries.map((e) => e.entry.id), ["mem_p_000003", "mem_p_000001"], "highest score first");
+  assert.equal(tree[1].count, 3, "archived entries are hidden unless asked for");
+});
+
+test("with the archived toggle on, archived entries get their own group", () => {
+  const tree = buildMemoryTree([entry("mem_p_000001"), entry("mem_p_000002", { status: "archived" })], true);
+  assert.deepEqual(tree[1].groups.map((g) => g.group), ["hot", "archived"]);
+  assert.equal(tree[0].groups.length, 0);
+});
+
+test("labels: section: content, the score, and the context value menus use", () => {
+  const e = entry("mem_p_000001");
+  assert.equal(entryLabel(e), "Testing: Run ./scripts/test");
+  assert.equal(entryDescription(e), "85");
+  assert.equal(entryContext(e), "memoryEntry.active");
+  assert.equal(entryContext({ ...e, status: "archived" }), "memoryEntry.archived");
+});
+
+test("archive, restore and delete are one governed op on the entry's scope", () => {
+  assert.deepEqual(actionParams("archive", entry("mem_p_000007")), {
+    scope: "project",
+    operations: [{ op: "archive", scope: "project", id: "mem_p_000007", reason: "Archived from the VS Code memory sidebar" }],
+  });
+  const del = actionParams("delete", entry("mem_u_000001", { scope: "user" }));
+  assert.equal(del.scope, "user");
+  assert.equal(del.operations[0].op, "delete");
+});
+
+test("a governance refusal is reported with its reasons", () => {
+  assert.equal(reportProblem({ applied: [{ op: "archive", id: "x" }], dropped: [] }), undefined);
+  assert.equal(reportProblem({ rejected: true, reason: "more than 20 ops" }), "more than 20 ops");
+  assert.equal(reportProblem({ dropped: [{ reason: "archive of an archived entry" }] }), "archive of an archived entry");
+});
+
+test("the history document lists each batch that touched the entry", () => {
+  const md = historyMarkdown(entry("mem_p_000001"), "mem_p_000001", [
+    { batch_id: "b_1", time: "2026-11-30T07:00:00+00:00", actor: "memory_agent", applied: [{ op: "create", id: "mem_p_000001" }] },
+    { batch_id: "b_2", time: "2026-11-30T08:00:00+00:00", actor: "user", applied: [{ op: "archive", id: "mem_p_000001" }], reason: null },
+  ]);
+  assert.match(md, /# Memory mem_p_000001/);
+  assert.match(md, /\*\*create\*\* by memory_agent · `b_1`/);
+  assert.match(md, /\*\*archive\*\* by user · `b_2`/);
+  assert.match(historyMarkdown(null, "mem_p_9", []), /no longer exists/);
+});
