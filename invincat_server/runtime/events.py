@@ -100,6 +100,14 @@ class MemoryChanged(_Event):
     batch_id: str
 
 
+class MemoryIdle(_Event):
+    """The memory work that followed a turn is over (after `memory_updating`), whether or
+    not it changed anything: front ends clear their "memory updating" indicator."""
+
+    type: Literal["memory_idle"] = "memory_idle"
+    changed: bool = False
+
+
 class ContextUsage(_Event):
     type: Literal["context_usage"] = "context_usage"
     tokens: int
@@ -131,6 +139,7 @@ Event = Annotated[
     | Todos
     | MemoryUpdating
     | MemoryChanged
+    | MemoryIdle
     | ContextUsage
     | Error
     | TurnEnd,

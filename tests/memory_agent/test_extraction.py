@@ -56,6 +56,7 @@ async def test_explicit_request_creates_a_hot_entry_the_next_turn_sees(
     thread, events = await run_turn(session, "remember we use pytest with -q", follow=True)
     kinds = [e.type for e in events]
     assert kinds.index("turn_end") < kinds.index("memory_updating") < kinds.index("memory_changed")
+    assert kinds[-1] == "memory_idle" and events[-1].changed
     [entry] = session.memory.list()
     assert (entry.scope, entry.confidence, entry.tier) == ("project", "high", "hot")
     [request] = memory_requests(fake_openai)
@@ -188,6 +189,7 @@ async def test_a_bad_memory_answer_changes_nothing_and_is_retried_next_turn(
     )
     assert [e.status for e in events if isinstance(e, TurnEnd)] == ["completed"]
     assert not [e for e in events if isinstance(e, MemoryChanged)]
+    assert events[-1].type == "memory_idle" and not events[-1].changed
     after = {p: p.read_bytes() for p in session.memory.store_paths().values() if p.exists()}
     assert after == before
 

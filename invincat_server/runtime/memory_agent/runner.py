@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from invincat_server.runtime.events import Event, MemoryChanged, MemoryUpdating
+from invincat_server.runtime.events import Event, MemoryChanged, MemoryIdle, MemoryUpdating
 from invincat_server.runtime.memory_agent.evidence import collect_evidence
 from invincat_server.runtime.memory_agent.prompt import (
     SUBMIT_TOOL,
@@ -152,14 +152,24 @@ class MemoryAgent:
         async with lock:
             self._last_run[thread_id] = time.monotonic()
             self._turns_since[thread_id] = 0
+            started: list[Event] = []
+
+            def tracked(event: Event) -> None:
+                started.append(event)
+                emit(event)
+
             try:
-                await self._run(thread_id, messages, emit)
+                await self._run(thread_id, messages, tracked)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # background work: log and count, never break the session
                 self.failures += 1
                 log.warning("memory extraction failed for %s: %s", thread_id, exc)
                 await self.cursors.record_failure(thread_id, f"{type(exc).__name__}: {exc}")
+            finally:
+                if started:
+                    changed = any(isinstance(e, MemoryChanged) for e in started)
+                    emit(MemoryIdle(changed=changed))
 
     async def _run(
         self, thread_id: str, messages: Sequence[Any], emit: Callable[[Event], None]

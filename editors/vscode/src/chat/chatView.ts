@@ -120,7 +120,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         this.model.memoryIdle();
         this.schedulePost();
       }, MEMORY_IDLE_MS);
-    } else if (type === "memory_changed") {
+    } else if (type === "memory_changed" || type === "memory_idle") {
       clearTimeout(this.memoryTimer);
     } else if (type === "turn_end") {
       void this.refreshThreads();

@@ -246,6 +246,7 @@ export class ChatModel {
         this.memoryUpdating = true;
         break;
       case "memory_changed":
+      case "memory_idle":
         this.memoryUpdating = false;
         break;
       case "error":

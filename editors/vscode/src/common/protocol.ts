@@ -104,6 +104,7 @@ export type InvincatEvent =
   | { type: "todos"; items: TodoItem[] }
   | { type: "memory_updating"; scope?: string; batch_id?: string }
   | { type: "memory_changed"; scope: string; batch_id: string }
+  | { type: "memory_idle"; changed?: boolean }
   | { type: "context_usage"; tokens: number; limit: number; compacted?: boolean; tokens_before?: number | null }
   | { type: "error"; message: string }
   | { type: "turn_end"; status: TurnStatus; thread_id: string; turn_id: string };

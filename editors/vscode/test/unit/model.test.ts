@@ -164,6 +164,9 @@ test("context usage, errors and the memory indicator", () => {
   feed(model, [{ type: "memory_changed", scope: "project", batch_id: "b_1" }]);
   state = model.snapshot();
   assert.equal(state.memoryUpdating, false);
+  // Memory work that changed nothing still ends the indicator.
+  feed(model, [{ type: "memory_updating" }, { type: "memory_idle", changed: false }]);
+  assert.equal(model.snapshot().memoryUpdating, false);
 });
 
 test("events of another thread do not show on the current one", () => {
