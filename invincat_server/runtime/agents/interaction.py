@@ -48,6 +48,19 @@ def user_thread_id() -> str:
     return str(configurable.get("invincat_thread") or configurable.get("thread_id", ""))
 
 
+def ask_person(request: ApprovalRequested) -> dict[str, Any]:
+    """Pause the graph for one decision on `request` (a checkpointed interrupt that
+    survives a restart) and return the decision the person took."""
+    answer = interrupt(
+        {
+            "kind": request.kind,
+            "batch_id": request.approval_id,
+            "requests": [request.to_json_dict()],
+        }
+    )
+    return dict(answer["decisions"].get(request.tool_call_id or "", {}))
+
+
 def request_id(kind: str, tool_call_id: str) -> str:
     return f"{kind[:2]}_" + uuid.uuid5(_NS, f"{user_thread_id()}/{kind}/{tool_call_id}").hex[:16]
 
@@ -107,14 +120,7 @@ def make_ask_user(*, headless: bool, agent: Literal["main", "planner"]) -> Any:
                 questions=asked,
                 agent=agent,
             )
-            answer = interrupt(
-                {
-                    "kind": "question",
-                    "batch_id": request.approval_id,
-                    "requests": [request.to_json_dict()],
-                }
-            )
-            decision = answer["decisions"].get(tool_call_id, {})
+            decision = ask_person(request)
             if decision.get("type") == "answer":
                 answers = [str(a) for a in decision.get("answers") or []]
             else:

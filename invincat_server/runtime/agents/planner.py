@@ -18,13 +18,14 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.runtime import Runtime
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 
 from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
 from invincat_server.runtime.agents.history_repair import HistoryRepairMiddleware
 from invincat_server.runtime.agents.interaction import (
     InteractionMiddleware,
     Todo,
+    ask_person,
     request_id,
     user_thread_id,
 )
@@ -107,14 +108,7 @@ def make_approve_plan(*, headless: bool) -> BaseTool:
         if headless:
             decision: dict[str, Any] = {"type": "approve"}
         else:
-            answer = interrupt(
-                {
-                    "kind": "plan",
-                    "batch_id": request.approval_id,
-                    "requests": [request.to_json_dict()],
-                }
-            )
-            decision = answer["decisions"].get(tool_call_id, {})
+            decision = ask_person(request)
         kind = decision.get("type")
         if kind == "approve":
             plan.update(status="approved", todos=items)
