@@ -34,9 +34,11 @@ def test_refining_then_approving_the_plan_runs_it_to_completed_todos(
             *_proposal(PLAN_A),
             *_proposal(PLAN_B),
             _todos("in_progress", "pending"),
-            _call("write_file", path="greeting.md", content="# Hello\n"),
+            # Each intermediate todo state stays on screen for a while (the model "thinks"
+            # 0.5 s), so the float's live statuses are seen however fast the machine is.
+            {**_call("write_file", path="greeting.md", content="# Hello\n"), "delay": 0.5},
             _todos("completed", "in_progress"),
-            _todos("completed", "completed"),
+            {**_todos("completed", "completed"), "delay": 0.5},
             {"content": "Created greeting.md."},
         ]
     )
