@@ -67,6 +67,21 @@ class PromptApprover:
         self._say("A decision must be a JSON object; try again.")
         return None
 
+    async def _choose(self, menu: str) -> tuple[dict[str, Any] | None, str]:
+        """Ask with `menu`: a typed JSON decision object is returned as is, otherwise the
+        answer text (asked again while the JSON is unusable)."""
+        while True:
+            answer = await self._ask(menu)
+            if not answer.startswith("{"):
+                return None, answer
+            decision = await self._json_decision(answer)
+            if decision is not None:
+                return decision, answer
+
+    async def _reject(self, prompt: str) -> dict[str, Any]:
+        reason = await self._ask(prompt)
+        return {"type": "reject", "message": reason or None}
+
     async def decide(self, request: ApprovalRequested) -> dict[str, Any]:
         if request.kind == "plan":
             return await self._decide_plan(request)
@@ -79,20 +94,16 @@ class PromptApprover:
         for index, todo in enumerate(request.todos or [], start=1):
             self._say(f"  {index}. {todo.get('content', '')}")
         while True:
-            answer = await self._ask(
+            decision, answer = await self._choose(
                 "  [y] approve and execute\n  [n] reject\n  [r] refine (say what to change)\n> "
             )
-            if answer.startswith("{"):
-                decision = await self._json_decision(answer)
-                if decision is not None:
-                    return decision
-                continue
+            if decision is not None:
+                return decision
             key = answer[:1].lower()
             if key == "y":
                 return {"type": "approve"}
             if key == "n":
-                reason = await self._ask("Reason (optional): ")
-                return {"type": "reject", "message": reason or None}
+                return await self._reject("Reason (optional): ")
             if key == "r":
                 feedback = await self._ask("What should change? ")
                 if feedback:
@@ -129,12 +140,9 @@ class PromptApprover:
             options[key] = option.label
         menu = "\n".join(f"  [{k}] {v}" for k, v in options.items())
         while True:
-            answer = await self._ask(f"{menu}\n> ")
-            if answer.startswith("{"):
-                decision = await self._json_decision(answer)
-                if decision is not None:
-                    return decision
-                continue
+            decision, answer = await self._choose(f"{menu}\n> ")
+            if decision is not None:
+                return decision
             key = answer[:1].lower()
             if key == "y":
                 return {"type": "approve"}
@@ -142,8 +150,7 @@ class PromptApprover:
                 scope = "session" if key == "s" else "workspace"
                 return {"type": "approve_always", "scope": scope}
             if key == "n":
-                reason = await self._ask("Reason for the agent (optional): ")
-                return {"type": "reject", "message": reason or None}
+                return await self._reject("Reason for the agent (optional): ")
             if key == "e":
                 raw = await self._ask(f"New arguments as JSON [{json.dumps(request.args)}]: ")
                 try:
