@@ -14,6 +14,7 @@ from pathlib import Path
 from langchain_core.messages import AnyMessage
 
 from invincat_server.runtime.context.transcript import transcript
+from invincat_server.runtime.data_dir import ensure_data_dir
 
 
 def offload_path(project_root: Path, thread_id: str) -> Path:
@@ -28,6 +29,7 @@ def append_offload(
     redact: Callable[[str], str],
 ) -> None:
     """Append the full messages (tool outputs included) as a dated, redacted section."""
+    ensure_data_dir(path.parent.parent)  # .invincat/: its .gitignore keeps offload/ private
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     body = redact(transcript(messages))

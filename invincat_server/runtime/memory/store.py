@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from invincat_server.runtime.data_dir import ensure_data_dir
 from invincat_server.runtime.memory.errors import LockTimeoutError, StoreUnavailableError
 from invincat_server.runtime.memory.models import (
     STORE_VERSION,
@@ -287,7 +288,9 @@ class Store:
     def locked(self) -> Iterator[None]:
         """Hold the exclusive cross-process lock (released by the kernel if we die)."""
         try:
-            self.files.directory.mkdir(parents=True, exist_ok=True)
+            # Every write of a store, journal or backup happens under this lock, so this is
+            # where the directory gets its .gitignore (locks and backups stay out of git).
+            ensure_data_dir(self.files.directory)
             fd = os.open(self.files.lock, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise StoreUnavailableError(

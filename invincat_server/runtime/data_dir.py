@@ -1,0 +1,61 @@
+"""The `.invincat/` data directories, created with a `.gitignore` that keeps them private.
+
+`<project>/.invincat/` lives inside the user's repository, and `$INVINCAT_HOME` may live
+inside a dotfiles repository. Offload transcripts (whole conversations), locks, backups and
+temp files must not end up in a commit by a plain `git add .`, so whoever creates or writes
+into such a directory calls `ensure_data_dir` first.
+
+The `.gitignore` is an allow-list: everything is ignored except the files meant to be
+shared with a team. A file added by a later version of Invincat is therefore private until
+someone decides otherwise. It is created only when absent (`O_EXCL`, never following a
+symlink) and never rewritten: a user's edits, or a deliberately empty file, win.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+GITIGNORE_NAME = ".gitignore"
+
+GITIGNORE_TEXT = """\
+# Created by Invincat because this directory had no .gitignore. Invincat never rewrites
+# this file: edit it freely (an empty file turns it off). See docs/security.md.
+#
+# Ignored (private or machine-local): offload/ transcripts (whole conversations), the
+# memory journal, locks, corrupt/tampered backups, temp files, logs, threads, approvals,
+# and anything else not listed below.
+*
+!.gitignore
+# Shareable with a team (commit them if you want to):
+!memory_project.json
+!config.toml
+!mcp.json
+!subagents.json
+!skills/
+!skills/**
+"""
+
+
+def ensure_data_dir(directory: Path) -> None:
+    """Create `directory` if needed and give it the default `.gitignore` if it has none.
+
+    Raises OSError only when the directory itself cannot be created; failing to write the
+    `.gitignore` (a read-only directory, a full disk) must not block the write the caller
+    is about to make, and the next call tries again.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / GITIGNORE_NAME
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        return  # it exists (the user's or ours; a symlink counts) or cannot be created
+    try:
+        os.write(fd, GITIGNORE_TEXT.encode("utf-8"))
+    except OSError:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # never leave a half-written file that would then be "the user's"
+        return
+    os.close(fd)
