@@ -196,7 +196,7 @@ class Session:
         from invincat_server.runtime.memory_agent.runner import MemoryAgent
         from invincat_server.runtime.records import MemoryCursors
 
-        self.memory = MemoryService(self.settings.home, self.workspace.root)
+        self.memory = MemoryService(self.settings.home, self.workspace.root, notify=self.notify)
         guard = self.memory.guard
 
         def deny(path: Path) -> str | None:

@@ -81,6 +81,9 @@ def run_memory_command(settings: Settings, args: argparse.Namespace) -> int:
         return _fail(f"--cwd {cwd} is not a directory.")
     try:
         service = MemoryService(settings.home, find_project_root(cwd))
+        # A store or journal left conflicted by git fails every command on its scope (with
+        # the file and the way out), even one that would not have read that file.
+        service.check_conflicts(getattr(args, "scope", None))
         code = _HANDLERS[args.memory_command](service, args)
     except MemoryStoreError as exc:
         return _fail(str(exc))

@@ -47,6 +47,11 @@ class Repo:
         repo.git("commit", "-q", "-m", "initial")
         return repo
 
+    def clone(self, root: Path) -> Repo:
+        """Another team member's clone (its own journal: the journal is not shared)."""
+        self.git("clone", "-q", str(self.root), str(root))
+        return Repo(root, self.home)
+
     def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             ["git", "-C", str(self.root), *args],

@@ -22,6 +22,18 @@ class StoreUnavailableError(MemoryStoreError):
     """
 
 
+class MergeConflictError(StoreUnavailableError):
+    """A store or journal was left conflicted by git (markers, or one id twice).
+
+    Unlike a corrupt store it is never backed up and replaced, nor read half-way: every
+    operation on that scope refuses until a person resolves it. `path` is the file.
+    """
+
+    def __init__(self, message: str, path: object) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class LockTimeoutError(MemoryStoreError):
     """Another process held the store lock for too long."""
 

@@ -2,7 +2,8 @@
 
 Appends happen under the store lock, after the store itself was replaced, and are
 fsynced before the batch is acknowledged. A line torn by a crash is skipped by readers,
-and the next append starts on a fresh line so it cannot glue onto the fragment.
+and the next append starts on a fresh line so it cannot glue onto the fragment. A journal
+git left conflicted is refused whole (see conflicts.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from invincat_server.runtime.memory.conflicts import conflict_marker_line, journal_conflict
 from invincat_server.runtime.memory.report import JournalRecord
 
 _TAIL_CHUNK = 64 * 1024
@@ -60,12 +62,33 @@ def parse_lines(data: bytes) -> list[JournalRecord]:
 
 
 def read_all(path: Path) -> list[JournalRecord]:
-    """Every readable record, oldest first ([] when there is no journal)."""
+    """Every readable record, oldest first ([] when there is no journal).
+
+    Raises MergeConflictError for a journal git left conflicted: skipping the marker lines
+    like torn ones would show one side's history as if it were all of it.
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return []
+    check_resolved(path, data)
     return parse_lines(data)
+
+
+def check_resolved(path: Path, data: bytes | None = None) -> None:
+    """Raise MergeConflictError if the journal holds git conflict markers."""
+    if data is None:
+        data = read_bytes_or_empty(path)
+    line = conflict_marker_line(data)
+    if line is not None:
+        raise journal_conflict(path, line)
+
+
+def read_bytes_or_empty(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
 
 
 def last_record(path: Path) -> JournalRecord | None:

@@ -21,6 +21,7 @@ from invincat_server.runtime.memory.changeset import (
 )
 from invincat_server.runtime.memory.errors import (
     MemoryStoreError,
+    MergeConflictError,
     StoreUnavailableError,
     UnknownBatchError,
     UnknownEntryError,
@@ -57,8 +58,15 @@ class MemoryService:
     """Governed user and project memory for one user dir and one project."""
 
     def __init__(
-        self, home: Path, project_root: Path, *, limits: MemoryLimits | None = None
+        self,
+        home: Path,
+        project_root: Path,
+        *,
+        limits: MemoryLimits | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> None:
+        """`notify` tells the user about a problem found by background work (injection,
+        cleanup) that has no command to fail: called once per distinct message."""
         self.home = Path(home)
         self.project_root = Path(project_root)
         self.limits = limits if limits is not None else load_limits(self.home)
@@ -71,8 +79,10 @@ class MemoryService:
         # "previous content" an external change is diffed against.
         self._journaled: dict[Scope, StoreState] = {}
         self._problems: dict[Scope, str] = {}
+        self._notify = notify
+        self._told: set[str] = set()
         self.renderer = InjectionRenderer(
-            {s: f.store for s, f in self.files.items()}, self._read_entries, self.limits
+            {s: f.store for s, f in self.files.items()}, self._injectable_entries, self.limits
         )
         self.guard = PathGuard(self.home, self.project_root)
         self._watch = TamperWatch(self)
@@ -91,6 +101,9 @@ class MemoryService:
         data = read_bytes(store.files.store)
         try:
             state = store.parse(data)
+        except MergeConflictError as exc:
+            self._problems[scope] = str(exc)
+            raise  # no salvage: half of a conflict shown as the whole store would mislead
         except CorruptStoreError:
             try:
                 with store.locked():
@@ -103,6 +116,39 @@ class MemoryService:
             return salvage_entries(data or b"", scope)
         self._problems.pop(scope, None)
         return list(state.entries.values())
+
+    def _injectable_entries(self, scope: Scope) -> list[Entry]:
+        """Entries for injection: a conflicted store contributes nothing, and says why."""
+        try:
+            return self._read_entries(scope)
+        except MergeConflictError as exc:
+            self._tell_once(scope, exc)
+            return []
+
+    def _tell_once(self, scope: Scope, exc: MergeConflictError) -> None:
+        message = f"{exc} Until then, the agent works without {scope} memory."
+        if self._notify is not None and message not in self._told:
+            self._told.add(message)
+            self._notify(message)
+
+    def check_conflicts(self, scope: str | None = None) -> None:
+        """Raise MergeConflictError if a store or journal (of `scope`, or any) is conflicted.
+
+        Front ends call it before a command, so that a conflict is reported even by a
+        command that would not have read the conflicted file.
+        """
+        for name in SCOPES if scope is None else (_check_scope(scope),):
+            files = self.files[name]
+            journal.check_resolved(files.journal)
+            data = read_bytes(files.store)
+            if data is None:
+                continue
+            try:
+                self._stores[name].parse(data)
+            except MergeConflictError:
+                raise
+            except (CorruptStoreError, StoreUnavailableError):
+                pass  # other damage is the command's to handle, as without this check
 
     def show(self, entry_id: str) -> tuple[Entry | None, list[JournalRecord]]:
         """The entry (None once deleted) and every journal record that touched it."""
@@ -194,9 +240,13 @@ class MemoryService:
             store = self._stores[scope]
             if not store.files.store.exists():
                 continue
-            with store.locked():
-                state, _ = self._load_locked(scope)
-                record = self._cleanup_locked(scope, state)
+            try:
+                with store.locked():
+                    state, _ = self._load_locked(scope)
+                    record = self._cleanup_locked(scope, state)
+            except MergeConflictError as exc:  # housekeeping waits for the person
+                self._tell_once(scope, exc)
+                continue
             if record is not None:
                 reports.append(record.report())
         return reports
@@ -297,9 +347,14 @@ class MemoryService:
     def _load_locked(self, scope: Scope) -> tuple[StoreState, list[JournalRecord]]:
         """Re-read the store under the lock; repair corruption, journal external changes."""
         store = self._stores[scope]
-        data = read_bytes(store.files.store)
         try:
+            # A conflicted journal or store is left for a person: no recovery, no append.
+            journal.check_resolved(store.files.journal)
+            data = read_bytes(store.files.store)
             state = store.parse(data)
+        except MergeConflictError as exc:
+            self._problems[scope] = str(exc)
+            raise
         except CorruptStoreError as exc:
             return self._recover_locked(scope, data or b"", exc.problem)
         self._problems.pop(scope, None)

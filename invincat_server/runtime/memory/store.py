@@ -28,6 +28,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from invincat_server.runtime.data_dir import ensure_data_dir
+from invincat_server.runtime.memory.conflicts import (
+    conflict_marker_line,
+    duplicate_id,
+    store_conflict,
+)
 from invincat_server.runtime.memory.errors import LockTimeoutError, StoreUnavailableError
 from invincat_server.runtime.memory.models import (
     STORE_VERSION,
@@ -179,6 +184,23 @@ def salvage_entries(data: bytes, scope: Scope) -> list[Entry]:
     return found
 
 
+def duplicate_id_in(data: bytes) -> str | None:
+    """The first entry id that occurs twice in (otherwise parseable) store JSON."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    items = raw.get("items") if isinstance(raw, dict) else None
+    seen: set[str] = set()
+    for item in items if isinstance(items, list) else []:
+        entry_id = item.get("id") if isinstance(item, dict) else None
+        if isinstance(entry_id, str):
+            if entry_id in seen:
+                return entry_id
+            seen.add(entry_id)
+    return None
+
+
 def highest_seq_in(data: bytes) -> int:
     """The largest id number mentioned anywhere in (possibly corrupt) bytes."""
     return max((int(m.group(1)) for m in _SEQ_IN_TEXT.finditer(data)), default=0)
@@ -323,7 +345,18 @@ class Store:
         digest = sha256_hex(data)
         if self._cache is not None and self._cache.hash == digest:
             return self._cache.copy()
-        state = parse_store(data, self.files.scope)
+        try:
+            state = parse_store(data, self.files.scope)
+        except CorruptStoreError as exc:
+            # Checked only once parsing failed, so a valid store costs nothing extra.
+            line = conflict_marker_line(data)
+            if line is not None:
+                raise store_conflict(self.files.store, self.files.scope, line) from exc
+            dupe = duplicate_id_in(data)
+            if dupe is not None:
+                free = highest_seq_in(data) + 1
+                raise duplicate_id(self.files.store, self.files.scope, dupe, free) from exc
+            raise
         self._cache = state.copy()
         return state
 

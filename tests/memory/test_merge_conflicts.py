@@ -1,0 +1,218 @@
+"""A project store shared through git, merged by real `git merge`: a conflicted store or
+journal is named with the way out, left byte-identical, and never reset or backed up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from invincat_server.runtime.events import Error
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.sessions import SessionFactory, run_turn
+
+from .gitrepo import Repo, needs_git
+
+pytestmark = needs_git
+
+
+def _diverge(repo: Repo, *, track_journal: bool = False) -> None:
+    """Two clones each add an entry after a shared one; `repo` then fetches the other's
+    work as branch `feature`, ready to `git merge feature`."""
+    repo.remember("Shared: run ./scripts/test before pushing")
+    if track_journal:  # a team that shares the journal against the .gitignore's advice
+        repo.git("add", "-f", str(repo.journal))
+    repo.git("add", ".invincat")
+    repo.git("commit", "-q", "-m", "shared memory")
+    other = repo.clone(repo.root.with_name("other"))
+    other.remember("Feature: the API lives in src/api")
+    other.git("commit", "-q", "-am", "feature memory")
+    repo.remember("Main: lint with ruff")
+    repo.git("commit", "-q", "-am", "main memory")
+    repo.git("fetch", "-q", str(other.root), "main:feature")
+
+
+def _assert_refused(repo: Repo, conflicted: Path, *commands: list[str]) -> None:
+    before = {p: p.read_bytes() for p in (repo.store, repo.journal)}
+    for args in commands:
+        done = repo.memory(*args, stdin="[]")
+        assert done.returncode != 0, (args, done.stdout)
+        assert str(conflicted) in done.stderr and "git merge" in done.stderr, done.stderr
+        assert "git checkout --ours" in done.stderr
+    assert {p: p.read_bytes() for p in before} == before  # byte for byte, store and journal
+    assert not list(repo.store.parent.glob("memory_project.corrupt-*"))  # never "recovered"
+
+
+def test_a_conflicted_store_is_refused_untouched_until_resolved(tmp_path: Path) -> None:
+    repo = Repo.init(tmp_path / "project", tmp_path / "home")
+    _diverge(repo)
+    assert repo.git("merge", "feature", check=False).returncode != 0
+    assert b"<<<<<<<" in repo.store.read_bytes()
+
+    _assert_refused(
+        repo,
+        repo.store,
+        ["list"],
+        ["list", "--scope", "project"],
+        ["log"],
+        ["show", "mem_p_000001"],
+        ["apply", "--scope", "project", "-"],
+        ["delete", "mem_p_000001", "--reason", "try"],
+    )
+    # The user scope is unaffected when asked for alone.
+    assert repo.memory("list", "--scope", "user").returncode == 0
+
+    # Way out 1: take one side whole.
+    repo.git("checkout", "--theirs", "--", str(repo.store))
+    assert repo.contents() == [
+        "Feature: the API lives in src/api",
+        "Shared: run ./scripts/test before pushing",
+    ]
+
+
+def test_keeping_both_sides_with_a_clashing_id_is_refused_until_renumbered(
+    tmp_path: Path,
+) -> None:
+    repo = Repo.init(tmp_path / "project", tmp_path / "home")
+    _diverge(repo)
+    repo.git("merge", "feature", check=False)
+    # Resolve by hand the way a person would: both sides' entries in one valid JSON file.
+    ours = json.loads(repo.git("show", f":2:{repo.store.relative_to(repo.root)}").stdout)
+    theirs = json.loads(repo.git("show", f":3:{repo.store.relative_to(repo.root)}").stdout)
+    ours["items"].append(theirs["items"][-1])  # both created mem_p_000002
+    repo.store.write_text(json.dumps(ours, indent=2))
+    repo.git("add", str(repo.store))
+
+    _assert_refused(repo, repo.store, ["list"], ["apply", "--scope", "project", "-"])
+    done = repo.memory("list")
+    assert "two entries with the id mem_p_000002" in done.stderr
+    assert "free id mem_p_000003" in done.stderr and '"next_seq" to 4' in done.stderr
+
+    # Way out 2: follow the message.
+    ours["items"][-1]["id"] = "mem_p_000003"
+    ours["next_seq"] = 4
+    repo.store.write_text(json.dumps(ours, indent=2))
+    assert repo.contents() == [
+        "Feature: the API lives in src/api",
+        "Main: lint with ruff",
+        "Shared: run ./scripts/test before pushing",
+    ]
+    assert repo.remember("After the merge") == "mem_p_000004"
+
+
+def test_a_conflicted_journal_is_refused_untouched_until_resolved(tmp_path: Path) -> None:
+    repo = Repo.init(tmp_path / "project", tmp_path / "home")
+    _diverge(repo, track_journal=True)
+    assert repo.git("merge", "feature", check=False).returncode != 0
+    repo.git("checkout", "--theirs", "--", str(repo.store))  # only the journal stays conflicted
+    journal = repo.journal.read_bytes()
+    assert b"<<<<<<<" in journal and b">>>>>>>" in journal
+
+    _assert_refused(repo, repo.journal, ["list"], ["log"], ["apply", "--scope", "project", "-"])
+    assert "git rm --cached" in repo.memory("log").stderr
+
+    # Resolve as the message says: keep both sides' lines, drop the markers.
+    kept = [
+        line
+        for line in journal.splitlines(keepends=True)
+        if not line.startswith((b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||"))
+    ]
+    repo.journal.write_bytes(b"".join(kept))
+    log = repo.memory("log", "--json")
+    assert log.returncode == 0, log.stderr
+    created = {a["id"] for r in json.loads(log.stdout) for a in r["applied"] if a["op"] == "create"}
+    assert {"mem_p_000001", "mem_p_000002"} <= created
+    repo.remember("After the merge")
+
+
+CONFLICTED_STORE = b"""{
+  "version": 1,
+  "scope": "project",
+<<<<<<< HEAD
+  "next_seq": 2,
+  "items": [
+    {"id": "mem_p_000001", "scope": "project"}
+  ]
+=======
+  "next_seq": 2,
+  "items": []
+>>>>>>> feature
+}
+"""
+
+
+async def test_chat_works_without_the_conflicted_store_and_says_why_once(
+    fake_openai: FakeOpenAIServer,
+    make_session: SessionFactory,
+    workspace: Path,
+    invincat_home: Path,
+) -> None:
+    user = Repo(workspace, invincat_home)  # only for the CLI helper (no git needed here)
+    done = user.memory(
+        "apply",
+        "--scope",
+        "user",
+        "-",
+        stdin=json.dumps(
+            [{"op": "create", "scope": "user", "section": "Prefs", "content": "Terse answers"}]
+        ),
+    )
+    assert done.returncode == 0, done.stderr
+    store = workspace / ".invincat" / "memory_project.json"
+    store.parent.mkdir(exist_ok=True)
+    store.write_bytes(CONFLICTED_STORE)
+
+    fake_openai.add_steps([{"content": "First."}, {"content": "Second."}])
+    session = await make_session()
+    thread_id, first = await run_turn(session, "hello", follow=True)
+    _, second = await run_turn(session, "again", thread_id, follow=True)
+
+    assert first[-1].status == "completed" and second[-1].status == "completed"
+    told = [e.message for e in first + second if isinstance(e, Error)]
+    assert len(told) == 1, told
+    assert str(store) in told[0] and "without project memory" in told[0]
+    for request in fake_openai.chat_requests():
+        system = request["messages"][0]["content"]
+        assert "Terse answers" in system  # the user store is still injected
+        assert "mem_p_000001" not in system and "### Project" not in system
+    assert store.read_bytes() == CONFLICTED_STORE
+    assert not list(store.parent.glob("memory_project.corrupt-*"))
+
+
+@pytest.mark.parametrize("marker", [b"<<<<<<< HEAD", b"||||||| base", b"=======", b">>>>>>> x"])
+def test_every_marker_kind_is_recognised(marker: bytes) -> None:
+    from invincat_server.runtime.memory.conflicts import conflict_marker_line
+
+    assert conflict_marker_line(b'{"a": 1,\n' + marker + b"\r\n}") == 2
+    assert conflict_marker_line(b'{"content": "a <<<<<<< b ======= c"}\n') is None
+
+
+async def test_the_language_server_names_the_conflict_and_leaves_the_store(
+    invincat_env: dict[str, str], workspace: Path
+) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    from tests.lsp.client import start_client, stop_client
+
+    store = workspace / ".invincat" / "memory_project.json"
+    store.parent.mkdir(exist_ok=True)
+    store.write_bytes(CONFLICTED_STORE)
+    lsp = await start_client(invincat_env, workspace, "neovim")
+    try:
+        for method, params in (
+            ("invincat/memory/list", {}),
+            ("invincat/memory/show", {"id": "mem_p_000001"}),
+            ("invincat/memory/apply", {"scope": "project", "operations": [{"op": "noop"}]}),
+        ):
+            with pytest.raises(JsonRpcException) as caught:
+                await lsp.request(method, params)
+            assert caught.value.code == -32014, method
+            assert str(store.resolve()) in caught.value.message
+            assert "git merge conflict markers" in caught.value.message
+        assert store.read_bytes() == CONFLICTED_STORE
+
+        store.write_text('{"version": 1, "scope": "project", "next_seq": 1, "items": []}\n')
+        assert (await lsp.request("invincat/memory/list", {}))["items"] == []
+    finally:
+        await stop_client(lsp)
