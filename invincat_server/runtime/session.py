@@ -22,6 +22,7 @@ from invincat_server.runtime.approvals import (
     WorkspaceRuleStore,
 )
 from invincat_server.runtime.config import Settings
+from invincat_server.runtime.data_dir import ensure_data_dir
 from invincat_server.runtime.errors import (
     SessionError,
     ThreadBusyError,
@@ -124,7 +125,7 @@ class Session:
         from invincat_server.runtime.tools import build_core_tools
 
         model = self._model or build_chat_model(self.settings)
-        self.settings.home.mkdir(parents=True, exist_ok=True)
+        ensure_data_dir(self.settings.home)  # threads.sqlite: keep it out of a dotfiles repo
         self._conn = await aiosqlite.connect(self.settings.threads_db, timeout=30)
         # WAL lets a second process (another editor window, the CLI) read and resolve
         # approvals while this one holds the database open.

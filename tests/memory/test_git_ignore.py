@@ -104,3 +104,21 @@ def test_the_user_data_dir_gets_one_too(dirs: tuple[Path, Path]) -> None:
     )
     assert (home / ".gitignore").read_text() == GITIGNORE_TEXT
     assert not (project / ".invincat").exists()  # a user write creates nothing in the project
+
+
+async def test_a_project_at_home_keeps_threads_and_approvals_out_of_the_dotfiles_repo(
+    fake_openai: FakeOpenAIServer,
+    make_session: SessionFactory,
+    invincat_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ~ is a dotfiles repository and $INVINCAT_HOME is ~/.invincat inside it; a chat in ~
+    # writes threads.sqlite (whole conversations) and approval rules there.
+    dotfiles = Repo.init(invincat_home.parent, invincat_home)
+    fake_openai.add_steps([{"content": "Hi."}])
+    session = await make_session()
+    await run_turn(session, "hello")
+    assert (invincat_home / "threads.sqlite").is_file()
+    assert {line for line in dotfiles.status() if f" {invincat_home.name}/" in line} == {
+        f"?? {invincat_home.name}/.gitignore"
+    }
