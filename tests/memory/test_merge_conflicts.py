@@ -216,3 +216,30 @@ async def test_the_language_server_names_the_conflict_and_leaves_the_store(
         assert (await lsp.request("invincat/memory/list", {}))["items"] == []
     finally:
         await stop_client(lsp)
+
+
+async def test_chat_with_a_conflicted_journal_still_injects_the_store_and_says_why_once(
+    fake_openai: FakeOpenAIServer,
+    make_session: SessionFactory,
+    workspace: Path,
+    invincat_home: Path,
+) -> None:
+    repo = Repo(workspace, invincat_home)  # only for the CLI helper (no git needed here)
+    repo.remember("Project fact from the store")
+    journal = repo.journal.read_bytes()
+    conflicted = b"<<<<<<< HEAD\n" + journal + b"=======\n" + journal + b">>>>>>> feature\n"
+    repo.journal.write_bytes(conflicted)
+    store = repo.store.read_bytes()
+
+    fake_openai.add_steps([{"content": "First."}, {"content": "Second."}, {"content": "Third."}])
+    session = await make_session()
+    thread_id, first = await run_turn(session, "one", follow=True)
+    _, second = await run_turn(session, "two", thread_id, follow=True)
+    _, third = await run_turn(session, "three", thread_id, follow=True)
+
+    assert all(t[-1].status == "completed" for t in (first, second, third))
+    told = [e.message for e in first + second + third if isinstance(e, Error)]
+    assert len(told) == 1 and str(repo.journal) in told[0], told
+    for request in fake_openai.chat_requests():
+        assert "Project fact from the store" in request["messages"][0]["content"]
+    assert repo.journal.read_bytes() == conflicted and repo.store.read_bytes() == store
