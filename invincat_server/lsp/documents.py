@@ -3,7 +3,10 @@
 `read_text` returns the unsaved text of documents open in the editor; `write_text`
 applies a change to an open document with `workspace/applyEdit` (minimal TextEdits, so
 the buffer changes in place and undo works) and tells the runtime to write to disk when
-the document is not open, the client cannot apply edits, or it refuses this one.
+the document is not open or the client cannot apply edits. When the editor refuses the
+edit, fails it or does not answer in time, nothing is written anywhere (`EditorDeclined`):
+the disk text would be the buffer's text plus the edit, so falling back to the disk would
+save the user's unsaved text and turn the editor's "no" into a write.
 Paths are the runtime's resolved absolute paths; URIs are mapped through `realpath` so a
 document opened through a symlink is still found.
 """
@@ -30,7 +33,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("invincat.lsp.documents")
 
 APPLY_EDIT_TIMEOUT = 30.0
-"""Seconds to wait for the editor to apply an edit before writing to disk instead."""
+"""Seconds to wait for the editor's answer to `workspace/applyEdit` by default; after that
+the edit counts as not applied (`INVINCAT_APPLY_EDIT_TIMEOUT` changes it)."""
+TIMEOUT_SETTING = "INVINCAT_APPLY_EDIT_TIMEOUT"
+MAX_TIMEOUT = 3600.0
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -58,6 +64,7 @@ class EditorDocuments:
         # didChange for it arrives: some clients answer applyEdit before notifying.
         self._applied: dict[str, tuple[int | None, str]] = {}
         self._told_no_apply_edit = False
+        self._timeout: float | None = None
 
     # document sync (called by features/documents.py) -----------------------------
     def opened(self, uri: str) -> None:
@@ -95,6 +102,31 @@ class EditorDocuments:
     def is_open(self, path: Path) -> bool:
         return self.uri_for(path) is not None
 
+    def _can_apply_edits(self) -> bool:
+        return bool(get_capability(self._ls.client_capabilities, "workspace.apply_edit", False))
+
+    def apply_edit_timeout(self) -> float:
+        """Seconds to wait for the editor's answer to an edit (`INVINCAT_APPLY_EDIT_TIMEOUT`).
+
+        Editors that ask their user before applying a server's edit (Emacs' eglot) need
+        this to cover a person reading the prompt."""
+        if self._timeout is None:
+            self._timeout = APPLY_EDIT_TIMEOUT
+            raw = os.environ.get(TIMEOUT_SETTING, "").strip()
+            if raw:
+                try:
+                    value = float(raw)
+                except ValueError:
+                    value = -1.0
+                if 0 < value <= MAX_TIMEOUT:
+                    self._timeout = value
+                else:
+                    self._ls.warn_user(
+                        f"{TIMEOUT_SETTING}={raw!r} is not a number of seconds between 0 and "
+                        f"{MAX_TIMEOUT:g}; using {APPLY_EDIT_TIMEOUT:g}."
+                    )
+        return self._timeout
+
     def current_text(self, path: Path) -> str | None:
         """Buffer text if open, else the disk text; None if neither exists or is text."""
         text = self.read_text(path)
@@ -117,11 +149,15 @@ class EditorDocuments:
         return str(self._document(uri).source)
 
     async def write_text(self, path: Path, text: str) -> bool:
-        """Apply the change in the editor; False means the caller writes the disk."""
+        """Apply the change in the editor; False means the caller writes the disk.
+
+        Raises EditorDeclined if the editor refuses the edit, fails it or does not answer:
+        then nothing is written."""
+        real = Path(os.path.realpath(path))
         uri = self.uri_for(path)
         if uri is None:
             return False
-        if not get_capability(self._ls.client_capabilities, "workspace.apply_edit", False):
+        if not self._can_apply_edits():
             if not self._told_no_apply_edit:
                 self._told_no_apply_edit = True
                 self._ls.warn_user(
@@ -140,13 +176,7 @@ class EditorDocuments:
         params = types.ApplyWorkspaceEditParams(
             edit=self._workspace_edit(uri, version, edits), label=f"Invincat: edit {path.name}"
         )
-        reason = await self._apply(params)
-        if reason is not None:
-            self._ls.warn_user(
-                f"The editor did not apply Invincat's edit to {path.name} ({reason}); "
-                "it was written to disk instead — reload the file to see it."
-            )
-            return False
+        await self._apply(params, real)
         self._applied[uri] = (version, text)
         self.changed(uri)  # the didChange may already have arrived
         return True
@@ -170,19 +200,39 @@ class EditorDocuments:
             return types.WorkspaceEdit(document_changes=[edit])
         return types.WorkspaceEdit(changes={uri: list(edits)})
 
-    async def _apply(self, params: types.ApplyWorkspaceEditParams) -> str | None:
-        """Send workspace/applyEdit; None on success, else why it failed."""
+    async def _apply(self, params: types.ApplyWorkspaceEditParams, real: Path) -> None:
+        """Send workspace/applyEdit and wait for the answer; EditorDeclined unless applied."""
+        # Imported here: runtime.tools pulls in LangChain, which is loaded by the time a
+        # tool writes but must not be imported before `initialize` is answered.
+        from invincat_server.runtime.tools.documents import EditorDeclined
+
+        timeout = self.apply_edit_timeout()
         future = self._ls.protocol.send_request(types.WORKSPACE_APPLY_EDIT, params)
         try:
-            result = await asyncio.wait_for(asyncio.wrap_future(future), APPLY_EDIT_TIMEOUT)
+            result = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
         except TimeoutError:
             future.cancel()  # a late answer is dropped by InvincatProtocol
-            return f"no answer within {APPLY_EDIT_TIMEOUT:g}s"
+            self._ls.warn_user(
+                f"The editor did not answer Invincat's request to edit {real.name} within "
+                f"{timeout:g} s, so nothing was written. If the editor still asks, accepting "
+                f"applies the edit. ({TIMEOUT_SETTING} sets how long Invincat waits.)"
+            )
+            raise EditorDeclined(
+                f"the editor did not answer within {timeout:g} s. Its prompt may still be "
+                "open: if the user accepts it later, the editor applies the change, so read "
+                "the file before trying again."
+            ) from None
         except JsonRpcException as exc:
-            return f"error {exc.code}: {exc.message}"
+            self._ls.warn_user(
+                f"The editor failed Invincat's edit of {real.name} (error {exc.code}: "
+                f"{exc.message}); nothing was written."
+            )
+            raise EditorDeclined(
+                f"the editor answered with error {exc.code}: {exc.message}."
+            ) from None
         except asyncio.CancelledError:
             future.cancel()
             raise
         if result is None or not getattr(result, "applied", False):
-            return getattr(result, "failure_reason", None) or "the editor refused it"
-        return None
+            why = getattr(result, "failure_reason", None) or "no reason given"
+            raise EditorDeclined(f"the editor declined it ({why}).")

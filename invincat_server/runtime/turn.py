@@ -192,9 +192,11 @@ class Turn:
             self.emit(self.session._context_usage(self.thread_id, message))
 
     def _on_tool_message(self, message: Any, *, rejected: bool, depth: int = 0) -> None:
+        from invincat_server.runtime.tools.files import is_refusal
+
         # ToolMessages written by middleware (not the tools node) are refusals: a rejected
-        # approval or a tool the planner may not use.
-        if rejected:
+        # approval or a tool the planner may not use; so is an edit the editor declined.
+        if rejected or is_refusal(message):
             status = "rejected"
         else:
             status = "error" if message.status == "error" else "success"

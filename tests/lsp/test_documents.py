@@ -162,18 +162,6 @@ async def test_the_first_resolution_wins_and_the_code_action_after_it_is_refused
     assert (workspace / "notes.txt").read_text() == DISK
 
 
-async def test_an_edit_the_editor_refuses_is_written_to_disk_and_the_user_is_told(
-    lsp: InvincatClient, fake_openai: FakeOpenAIServer, workspace: Path
-) -> None:
-    lsp.refuse_apply_edit = "read-only buffer"
-    _uri, ref, approval_id, _diagnostics = await _pending_edit(lsp, fake_openai, workspace)
-    await lsp.resolve(approval_id, "approve")
-    assert (await lsp.turn_end(ref["turnId"]))["status"] == "completed"
-    assert (workspace / "notes.txt").read_text() == EDITED
-    [warning] = [m for m in lsp.messages if m.type == types.MessageType.Warning]
-    assert "read-only buffer" in warning.message and "written to disk" in warning.message
-
-
 async def test_a_reply_to_an_edit_request_the_server_gave_up_on_is_ignored(
     lsp: InvincatClient, fake_openai: FakeOpenAIServer, workspace: Path
 ) -> None:

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 __all__ = [
     "DiskOnly",
     "DocumentSource",
+    "EditorDeclined",
     "FileContentError",
     "is_binary",
     "load_text",
@@ -34,8 +35,22 @@ class DocumentSource(Protocol):
 
     async def write_text(self, path: Path, text: str) -> bool:
         """True if the editor applied the change (buffer updated), False → caller writes
-        to disk."""
+        to disk (no editor shows the file). Raises EditorDeclined when the editor showing
+        the file did not take the change: then nothing may be written at all."""
         ...
+
+
+class EditorDeclined(Exception):
+    """The editor showing a file refused a change, failed it, or did not confirm it.
+
+    Nothing was written, and the caller must not fall back to the disk: the disk text
+    would be computed from the buffer, so it would also save the user's unsaved text, and
+    a "no" in the editor must stay a "no". ``reason`` is meant for the model.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class DiskOnly:
@@ -100,8 +115,9 @@ def write_disk(path: Path, text: str) -> None:
 
 
 async def store_text(documents: DocumentSource, path: Path, text: str) -> None:
-    """Write through the editor if it takes the change, else to disk.
+    """Write through the editor if it shows the file, else to disk.
 
+    EditorDeclined propagates: a change the editor did not take is not written anywhere.
     Disk I/O is blocking, so it runs in a worker thread to keep the event loop (and the
     editor connection it serves) responsive.
     """

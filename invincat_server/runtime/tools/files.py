@@ -7,13 +7,16 @@ import os
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Annotated, Any
 
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
 from invincat_server.runtime.tools.documents import (
     DocumentSource,
+    EditorDeclined,
     FileContentError,
     is_binary,
     store_text,
@@ -21,7 +24,7 @@ from invincat_server.runtime.tools.documents import (
 from invincat_server.runtime.tools.edits import EditError
 from invincat_server.runtime.tools.preview import plan_edit, plan_write
 
-__all__ = ["build_file_tools", "make_tool", "tool_errors"]
+__all__ = ["build_file_tools", "is_refusal", "make_tool", "refusal", "tool_errors"]
 
 MAX_LINE_CHARS = 2000
 DEFAULT_READ_LIMIT = 2000
@@ -51,6 +54,32 @@ def tool_errors() -> Iterator[None]:
         raise ToolException(f"{exc.strerror or exc}{target}") from exc
 
 
+# A ToolMessage's status is only success/error; this artifact (never sent to the model)
+# tells the turn that the call was refused by a person, like a rejected approval.
+_REFUSED = {"invincat": "rejected"}
+
+
+def refusal(content: str, tool_call_id: str, name: str) -> ToolMessage:
+    """The result of a call a person refused while it ran (the editor said no)."""
+    return ToolMessage(
+        content=content, tool_call_id=tool_call_id, name=name, status="error", artifact=_REFUSED
+    )
+
+
+def is_refusal(message: Any) -> bool:
+    return getattr(message, "artifact", None) == _REFUSED
+
+
+def _declined(exc: EditorDeclined, display: str, tool_call_id: str, name: str) -> ToolMessage:
+    return refusal(
+        f"The editor did not apply this change to {display}: {exc.reason} Nothing was "
+        "written: the file on disk and the editor's buffer are unchanged. Do not retry it "
+        "unchanged; ask the user how to proceed.",
+        tool_call_id,
+        name,
+    )
+
+
 def _format_validation_error(exc: Exception) -> str:
     # The default text is just "Tool input validation error", which gives the model
     # nothing to correct; name the field and the problem instead.
@@ -68,7 +97,7 @@ def make_tool(
     name: str,
     description: str,
     args_schema: type[BaseModel],
-    coroutine: Callable[..., Awaitable[str]],
+    coroutine: Callable[..., Awaitable[str | ToolMessage]],
 ) -> StructuredTool:
     """A StructuredTool whose errors come back to the model as error ToolMessages."""
     return StructuredTool.from_function(
@@ -121,6 +150,8 @@ class ReadFileArgs(BaseModel):
 class WriteFileArgs(BaseModel):
     path: str = Field(description="File path, relative to the workspace root (or absolute).")
     content: str = Field(description="The complete new content of the file.")
+    # Injected by the tool node, hidden from the model: a refusal is a ToolMessage.
+    tool_call_id: Annotated[str, InjectedToolCallId]
 
 
 class EditFileArgs(BaseModel):
@@ -134,6 +165,7 @@ class EditFileArgs(BaseModel):
         default=False,
         description="Replace every occurrence; otherwise old_string must occur exactly once.",
     )
+    tool_call_id: Annotated[str, InjectedToolCallId]
 
 
 class LsArgs(BaseModel):
@@ -233,21 +265,27 @@ def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[Ba
                 text = await asyncio.to_thread(_read_disk, abs_path, display)
             return format_numbered(text, display, offset, limit)
 
-    async def write_file(path: str, content: str) -> str:
+    async def write_file(path: str, content: str, tool_call_id: str) -> str | ToolMessage:
         with tool_errors():
             change = plan_write(workspace, documents, path, content)
-            await store_text(documents, change.abs_path, content)
+            try:
+                await store_text(documents, change.abs_path, content)
+            except EditorDeclined as exc:
+                return _declined(exc, change.path, tool_call_id, "write_file")
             how = "new file" if change.old_text is None else "overwrote existing file"
             return f"Wrote {plural(count_lines(content), 'line')} to {change.path} ({how})."
 
     async def edit_file(
-        path: str, old_string: str, new_string: str, replace_all: bool = False
-    ) -> str:
+        path: str, old_string: str, new_string: str, tool_call_id: str, replace_all: bool = False
+    ) -> str | ToolMessage:
         with tool_errors():
             change, count = plan_edit(
                 workspace, documents, path, old_string, new_string, replace_all
             )
-            await store_text(documents, change.abs_path, change.new_text)
+            try:
+                await store_text(documents, change.abs_path, change.new_text)
+            except EditorDeclined as exc:
+                return _declined(exc, change.path, tool_call_id, "edit_file")
             return f"Edited {change.path}: {plural(count, 'replacement')}."
 
     async def ls(path: str = ".") -> str:
