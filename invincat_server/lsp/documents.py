@@ -25,6 +25,7 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
+from invincat_server.lsp.deliveries import EditDeliveries
 from invincat_server.lsp.textedits import LineIndex, diff_hunks
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ class EditorDocuments:
         self._applied: dict[str, tuple[int | None, str]] = {}
         self._told_no_apply_edit = False
         self._timeout: float | None = None
+        self.deliveries = EditDeliveries()
+        """Approvals whose answer waits until their edit was sent (features/approvals.py)."""
 
     # document sync (called by features/documents.py) -----------------------------
     def opened(self, uri: str) -> None:
@@ -101,6 +104,10 @@ class EditorDocuments:
 
     def is_open(self, path: Path) -> bool:
         return self.uri_for(path) is not None
+
+    def edits_in_editor(self, path: Path) -> bool:
+        """True if a write of `path` goes to the editor (`workspace/applyEdit`)."""
+        return self.is_open(path) and self._can_apply_edits()
 
     def _can_apply_edits(self) -> bool:
         return bool(get_capability(self._ls.client_capabilities, "workspace.apply_edit", False))
@@ -154,6 +161,12 @@ class EditorDocuments:
         Raises EditorDeclined if the editor refuses the edit, fails it or does not answer:
         then nothing is written."""
         real = Path(os.path.realpath(path))
+        try:
+            return await self._write_text(path, real, text)
+        finally:
+            self.deliveries.reached_editor(real)  # the approval waiting for it is answered
+
+    async def _write_text(self, path: Path, real: Path, text: str) -> bool:
         uri = self.uri_for(path)
         if uri is None:
             return False
@@ -208,6 +221,8 @@ class EditorDocuments:
 
         timeout = self.apply_edit_timeout()
         future = self._ls.protocol.send_request(types.WORKSPACE_APPLY_EDIT, params)
+        # Written to the editor now: the approval that led here may be answered.
+        self.deliveries.reached_editor(real)
         try:
             result = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
         except TimeoutError:

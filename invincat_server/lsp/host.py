@@ -187,8 +187,11 @@ class SessionHost:
             self._ls.proposals.add(data, turn.turn_id)
         elif kind == "approval_resolved":
             self._ls.proposals.remove(data["approval_id"])
+        elif kind == "tool_result":
+            self._ls.documents.deliveries.tool_finished(data["id"])
         elif kind == "turn_end":
             self._ls.proposals.remove_where(turn_id=turn.turn_id)
+            self._ls.documents.deliveries.turn_ended(turn.turn_id)
         elif kind == "memory_changed":
             # Background memory work after turn_end: editors refresh their memory views.
             self._ls.memory_sync.changed(data["scope"], [data["batch_id"]])

@@ -39,6 +39,7 @@ class Proposal:
     approval_id: str
     thread_id: str
     turn_id: str | None
+    tool_call_id: str | None
     tool_name: str
     args: dict[str, Any]
     description: str
@@ -92,6 +93,7 @@ class ProposedEdits:
             approval_id=request["approval_id"],
             thread_id=str(request.get("thread_id", "")),
             turn_id=turn_id,
+            tool_call_id=request.get("tool_call_id"),
             tool_name=str(tool),
             args=dict(request.get("args") or {}),
             description=str(request.get("description") or f"{tool} {rel}"),
@@ -114,6 +116,9 @@ class ProposedEdits:
                 turn_id is not None and proposal.turn_id == turn_id
             ):
                 self.remove(proposal.approval_id)
+
+    def get(self, approval_id: str) -> Proposal | None:
+        return self._by_id.get(approval_id)
 
     def pending_ids(self) -> list[str]:
         return list(self._by_id)

@@ -149,3 +149,29 @@ async def test_an_edit_the_editor_never_answers_writes_nothing(
     [warning] = [m.message for m in lsp.messages if m.type == types.MessageType.Warning]
     assert "nothing was written" in warning and "INVINCAT_APPLY_EDIT_TIMEOUT" in warning
     await wait_until(lambda: len(lsp.diagnostics[uri]) == 0, DEADLINE, "diagnostics cleared")
+
+
+@pytest.mark.parametrize("how", HOW)
+async def test_the_edit_request_comes_before_the_answer_to_the_approval(
+    lsp: InvincatClient, fake_openai: FakeOpenAIServer, workspace: Path, how: str
+) -> None:
+    # Every message from the server's stdout, in the order it was read.
+    arrived: list[tuple[str, Any]] = []
+    handle = lsp.protocol.handle_message
+
+    def record(message: Any) -> None:
+        method = getattr(message, "method", None)
+        arrived.append(("request", method) if method else ("response", message.id))
+        handle(message)
+
+    lsp.protocol.handle_message = record  # type: ignore[method-assign]
+    uri, turn_id, asked = await _pending_edit(lsp, fake_openai, workspace)
+
+    assert await _approve(lsp, uri, asked["approval_id"], how) == {"resolved": True}
+    assert (await lsp.turn_end(turn_id, timeout=DEADLINE))["status"] == "completed"
+    assert lsp.text(uri) == EDITED  # accepted in the buffer
+    assert (workspace / "notes.txt").read_bytes() == DISK.encode()
+
+    edit_at = arrived.index(("request", "workspace/applyEdit"))
+    answer_at = arrived.index(("response", APPROVE_ID))
+    assert edit_at < answer_at, f"the approval was answered first: {arrived}"

@@ -3,11 +3,13 @@
 
 The request (from a panel) and the command (from a code action) share one path: the first
 decision for an approval wins (the Session enforces it, across processes too) and every
-later one answers `{resolved: false, reason}`.
+later one answers `{resolved: false, reason}`. Approving an edit of an open document is
+answered only once its `workspace/applyEdit` has been sent (see `lsp/deliveries.py`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, cast
 
 from pygls.lsp.server import LanguageServer
@@ -25,17 +27,62 @@ from invincat_server.lsp.protocol import (
 )
 
 if TYPE_CHECKING:
+    from invincat_server.lsp.deliveries import Delivery
+    from invincat_server.lsp.proposals import Proposal
     from invincat_server.lsp.server import InvincatLanguageServer
+    from invincat_server.runtime.session import Session
+
+log = logging.getLogger("invincat.lsp.approvals")
 
 
 async def _resolve(ls: InvincatLanguageServer, params: Any, method: str) -> ResolveResult:
     request = parse_params(ResolveApprovalParams, params, method)
     session = await ls.host.require()
-    result = await session.resolve(request.approval_id, request.runtime_decision())
-    if result.resolved:
-        # A decision that completes no batch yet (after a restart) emits no event.
-        ls.proposals.remove(request.approval_id)
+    decision = request.runtime_decision()
+    # Looked up before resolving: the decision's event removes the proposal.
+    proposal = ls.proposals.get(request.approval_id)
+    delivery = _expect_edit(ls, proposal, decision)
+    try:
+        result = await session.resolve(request.approval_id, decision)
+        if result.resolved:
+            # A decision that completes no batch yet (after a restart) emits no event.
+            ls.proposals.remove(request.approval_id)
+        if proposal is not None and delivery is not None and result.resolved:
+            if result.turn is not None:  # resumed after a restart: a new turn runs it
+                delivery.turn_id = result.turn.turn_id
+            await _until_sent(ls, session, proposal.thread_id, delivery)
+    finally:
+        if delivery is not None:
+            ls.documents.deliveries.forget(delivery)
     return cast(ResolveResult, result.to_json_dict())
+
+
+def _expect_edit(
+    ls: InvincatLanguageServer, proposal: Proposal | None, decision: dict[str, Any]
+) -> Delivery | None:
+    """An approved edit of a document open in the editor will be sent as
+    `workspace/applyEdit`: watch for it. Registered before resolving, because the tool
+    may run before `Session.resolve` returns."""
+    if proposal is None or decision.get("type") == "reject":
+        return None
+    if not ls.documents.edits_in_editor(proposal.path):
+        return None
+    return ls.documents.deliveries.expect(proposal.path, proposal.tool_call_id, proposal.turn_id)
+
+
+async def _until_sent(
+    ls: InvincatLanguageServer, session: Session, thread_id: str, delivery: Delivery
+) -> None:
+    """Hold the answer until the edit request is written to the editor, so a client that
+    reads one message at a time sees the request first (docs/protocol.md, "Pending edits
+    in the editor"). Not while the thread waits for other decisions of the same batch:
+    the tool runs only once they are made."""
+    if delivery.done.is_set():
+        return
+    if await session.pending_approvals(thread_id):
+        return
+    if not await ls.documents.deliveries.wait(delivery):
+        log.warning("answered an approval before its edit was sent to the editor (timeout)")
 
 
 @request_handler(RESOLVE_APPROVAL)
