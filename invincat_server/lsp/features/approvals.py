@@ -79,8 +79,13 @@ async def _until_sent(
     the tool runs only once they are made."""
     if delivery.done.is_set():
         return
-    if await session.pending_approvals(thread_id):
-        return
+    try:
+        if await session.pending_approvals(thread_id):
+            return
+    except Exception:
+        # The decision is already made: failing its answer now would tell the client it
+        # was not. Waiting (bounded) is the safe side.
+        log.exception("could not list the thread's pending approvals")
     if not await ls.documents.deliveries.wait(delivery):
         log.warning("answered an approval before its edit was sent to the editor (timeout)")
 
