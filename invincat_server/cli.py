@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     server.add_argument("--tcp", action="store_true", help="serve LSP over TCP (with --port)")
     server.add_argument("--port", type=int, metavar="N", help="TCP port for --tcp")
     server.add_argument("--host", default="127.0.0.1", help="TCP host for --tcp (127.0.0.1)")
+    server.add_argument(
+        "--acp", action="store_true", help="serve the Agent Client Protocol over stdin/stdout"
+    )
     sub = parser.add_subparsers(dest="command")
 
     chat = sub.add_parser("chat", help="terminal chat: one turn with PROMPT, else a REPL")
@@ -63,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
         return serve()
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.acp:
+        if args.stdio or args.tcp or args.command:
+            parser.error("--acp cannot be combined with --stdio, --tcp or a command")
+        from invincat_server.acp.server import serve as serve_acp
+
+        return serve_acp()
     if args.stdio or args.tcp:
         if args.stdio and args.tcp:
             parser.error("--stdio and --tcp cannot be combined")

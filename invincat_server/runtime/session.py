@@ -307,6 +307,13 @@ class Session:
         graph_input = {"messages": [HumanMessage(content=prompt)]}
         return self._launch(thread_id, lambda turn: self._agent_body(turn, graph_input))
 
+    async def create_thread(self, thread_id: str, title: str) -> None:
+        """Record a thread under an id the front end chose (ACP names a session before its
+        first prompt); `start_turn(prompt, thread_id)` then continues it."""
+        await self._require_records().touch_thread(
+            thread_id, " ".join(title.split())[:80], str(self.workspace.root)
+        )
+
     async def resolve(self, approval_id: str, decision: dict[str, Any] | Decision) -> ResolveResult:
         """Apply a decision. The first decision for an approval wins; later ones get
         `resolved=False` with a reason. After a restart, the decision resumes the turn

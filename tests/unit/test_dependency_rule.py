@@ -8,7 +8,16 @@ import sys
 from pathlib import Path
 
 RUNTIME = Path(__file__).resolve().parents[2] / "invincat_server" / "runtime"
-FORBIDDEN = ("pygls", "lsprotocol", "invincat_server.lsp", "invincat_server.terminal")
+ACP = RUNTIME.parent / "acp"
+FORBIDDEN = (
+    "pygls",
+    "lsprotocol",
+    "acp",
+    "invincat_server.lsp",
+    "invincat_server.terminal",
+    "invincat_server.acp",
+)
+ACP_FORBIDDEN = ("pygls", "lsprotocol", "invincat_server.lsp", "invincat_server.terminal")
 
 
 def test_importing_runtime_loads_no_lsp_modules() -> None:
@@ -16,7 +25,9 @@ def test_importing_runtime_loads_no_lsp_modules() -> None:
         "import sys, invincat_server.runtime, invincat_server.runtime.session, "
         "invincat_server.runtime.agents.main_agent, invincat_server.runtime.tools\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol') "
-        "or m.startswith(('invincat_server.lsp', 'invincat_server.terminal'))]\n"
+        "or m == 'acp' or m.startswith('acp.') "
+        "or m.startswith(('invincat_server.lsp', 'invincat_server.terminal', "
+        "'invincat_server.acp'))]\n"
         "print(','.join(bad))"
     )
     out = subprocess.run(
@@ -25,9 +36,9 @@ def test_importing_runtime_loads_no_lsp_modules() -> None:
     assert out == "", f"runtime imported front-end modules: {out}"
 
 
-def test_no_runtime_source_file_imports_a_front_end() -> None:
+def _imports(package: Path, forbidden: tuple[str, ...]) -> list[str]:
     offenders = []
-    for path in RUNTIME.rglob("*.py"):
+    for path in package.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names: list[str] = []
@@ -35,5 +46,17 @@ def test_no_runtime_source_file_imports_a_front_end() -> None:
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
-            offenders += [f"{path.name}: {n}" for n in names if n.startswith(FORBIDDEN)]
-    assert offenders == []
+            offenders += [
+                f"{path.name}: {n}"
+                for n in names
+                if any(n == f or n.startswith(f + ".") for f in forbidden)
+            ]
+    return offenders
+
+
+def test_no_runtime_source_file_imports_a_front_end() -> None:
+    assert _imports(RUNTIME, FORBIDDEN) == []
+
+
+def test_the_acp_front_end_imports_no_other_front_end() -> None:
+    assert _imports(ACP, ACP_FORBIDDEN) == []

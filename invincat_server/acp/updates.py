@@ -1,0 +1,173 @@
+"""Runtime events and saved history as ACP `session/update` payloads (stable schema v1).
+
+Every update is built as an SDK pydantic model, so a field that breaks the schema fails
+here, loudly, instead of the client silently dropping the item (the user would not see a
+diff). `plan_update` / `plan_removed` exist in the SDK but not in the stable schema: only
+`plan` is sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    PlanEntry,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
+
+log = logging.getLogger("invincat.acp.updates")
+
+TOOL_KINDS = {
+    "read_file": "read",
+    "ls": "search",
+    "glob": "search",
+    "grep": "search",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "execute": "execute",
+    "web_fetch": "fetch",
+    "write_todos": "think",
+    "load_skill": "read",
+}
+RESULT_STATUS = {"success": "completed", "error": "failed", "rejected": "failed"}
+OUTPUT_LIMIT = 4000
+"""Characters of a tool's output shown in the client (the model gets all of it)."""
+
+
+def text(value: str) -> TextContentBlock:
+    return TextContentBlock(type="text", text=value)
+
+
+def agent_text(value: str) -> AgentMessageChunk:
+    return AgentMessageChunk(session_update="agent_message_chunk", content=text(value))
+
+
+def user_text(value: str) -> UserMessageChunk:
+    return UserMessageChunk(session_update="user_message_chunk", content=text(value))
+
+
+def tool_title(name: str, args: dict[str, Any]) -> str:
+    """A short human title for a tool call (what the client lists)."""
+    path = args.get("path")
+    titles = {
+        "read_file": f"Read {path}",
+        "write_file": f"Write {path}",
+        "edit_file": f"Edit {path}",
+        "ls": f"List {path or '.'}",
+        "glob": f"Find files matching {args.get('pattern')}",
+        "grep": f"Search for {args.get('pattern')!r}",
+        "execute": f"Run `{args.get('command')}`",
+        "web_fetch": f"Fetch {args.get('url')}",
+        "write_todos": "Update the plan",
+        "ask_user": "Ask you a question",
+        "task": f"Subagent: {str(args.get('description') or '')[:60]}",
+    }
+    title = titles.get(name)
+    return title if title and "None" not in title else name
+
+
+def tool_locations(root: Path, args: dict[str, Any]) -> list[ToolCallLocation] | None:
+    path = args.get("path")
+    if not isinstance(path, str) or not path:
+        return None
+    # Absolute, as the schema requires; normalised without resolving symlinks (the
+    # runtime does the confinement check when the tool runs).
+    return [ToolCallLocation(path=os.path.normpath(os.path.join(root, path)))]
+
+
+def diff_content(path: Path, old_text: str | None, new_text: str) -> FileEditToolCallContent:
+    return FileEditToolCallContent(
+        type="diff", path=str(path), old_text=old_text, new_text=new_text
+    )
+
+
+def tool_call_start(
+    call_id: str,
+    name: str,
+    args: dict[str, Any],
+    root: Path,
+    *,
+    status: str = "pending",
+    content: list[Any] | None = None,
+) -> ToolCallStart:
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=call_id,
+        title=tool_title(name, args),
+        kind=TOOL_KINDS.get(name, "other"),
+        status=status,
+        locations=tool_locations(root, args),
+        content=content,
+        raw_input=args,
+    )
+
+
+def tool_call_result(call_id: str, status: str, output: str) -> ToolCallProgress:
+    shown = output if len(output) <= OUTPUT_LIMIT else output[:OUTPUT_LIMIT] + "\n…"
+    return ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=call_id,
+        status=RESULT_STATUS.get(status, "completed"),
+        content=[text_content(shown)] if shown else None,
+        raw_output={"status": status, "content": output},
+    )
+
+
+def text_content(value: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=text(value))
+
+
+def plan_text(todos: list[dict[str, Any]]) -> ContentToolCallContent:
+    lines = [f"{i}. {item.get('content', '')}" for i, item in enumerate(todos, 1)]
+    return text_content("\n".join(lines) or "(empty plan)")
+
+
+def tool_call_progress(call_id: str, **fields: Any) -> ToolCallProgress:
+    return ToolCallProgress(session_update="tool_call_update", tool_call_id=call_id, **fields)
+
+
+def plan_update(items: list[dict[str, Any]]) -> AgentPlanUpdate:
+    entries = []
+    for item in items:
+        status = item.get("status")
+        entries.append(
+            PlanEntry(
+                content=str(item.get("content") or ""),
+                priority="medium",
+                status=status if status in ("pending", "in_progress", "completed") else "pending",
+            )
+        )
+    return AgentPlanUpdate(session_update="plan", entries=entries)
+
+
+def history_updates(messages: list[dict[str, Any]], root: Path) -> list[Any]:
+    """A saved thread as the updates a client replays after `session/load`."""
+    updates: list[Any] = []
+    for message in messages:
+        role = message.get("role")
+        content = str(message.get("content") or "")
+        if role == "user" and content:
+            updates.append(user_text(content))
+        elif role == "assistant":
+            if content:
+                updates.append(agent_text(content))
+            for call in message.get("tool_calls") or []:
+                args = call.get("args") if isinstance(call.get("args"), dict) else {}
+                updates.append(
+                    tool_call_start(call["id"], call["name"], args, root, status="in_progress")
+                )
+        elif role == "tool" and message.get("tool_call_id"):
+            status = "error" if message.get("status") == "error" else "success"
+            updates.append(tool_call_result(message["tool_call_id"], status, content))
+    return updates

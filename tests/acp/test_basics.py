@@ -1,0 +1,43 @@
+"""initialize, session/new, streaming prompts and stop reasons over the real process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp import PROTOCOL_VERSION, text_block
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.acp.client import ScriptedClient, acp_agent, capabilities
+
+
+async def test_initialize_new_session_and_a_streamed_answer(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "Hello from the fake model.", "chunk_size": 5}])
+    (workspace / "sub").mkdir()
+    client = ScriptedClient()
+    async with acp_agent(invincat_env, workspace, client) as (conn, _process):
+        init = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities()
+        )
+        assert init.protocol_version == 1
+        caps = init.agent_capabilities
+        assert caps.load_session is True
+        assert caps.prompt_capabilities.embedded_context is True
+        assert caps.mcp_capabilities.http is False and caps.mcp_capabilities.sse is False
+        assert init.agent_info.name == "invincat"
+
+        session = await conn.new_session(cwd=str(workspace / "sub"), mcp_servers=[])
+        assert session.modes.current_mode_id == "agent"
+        assert {m.id for m in session.modes.available_modes} == {"agent", "plan"}
+
+        answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        assert answer.stop_reason == "end_turn"
+        assert client.text() == "Hello from the fake model."
+        assert len(client.of_kind("agent_message_chunk")) > 1  # streamed, not one block
+        # cwd → project root: the agent works in the folder holding .git
+        system = fake_openai.chat_requests()[-1]["messages"][0]["content"]
+        assert str(workspace.resolve()) in system
+        await client.wait_for(lambda: client.of_kind("available_commands_update"))
+        [commands] = client.of_kind("available_commands_update")
+        assert {c.name for c in commands.available_commands} >= {"plan", "offload", "memory"}
