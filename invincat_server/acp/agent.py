@@ -92,8 +92,8 @@ class AcpSession:
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     asks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     """approval id → the task asking the client, while it waits."""
-    calls: dict[str, str] = field(default_factory=dict)
-    """tool call id → tool name, to render its approval and result."""
+    approval_calls: dict[str, str] = field(default_factory=dict)
+    """approval id → the tool call it is about (marked in progress once approved)."""
 
 
 class InvincatAgent:
@@ -255,7 +255,6 @@ class InvincatAgent:
         if isinstance(event, MessageDelta):
             update = updates.agent_text(event.text)
         elif isinstance(event, ToolCall) and event.depth == 0:
-            acp_session.calls[event.id] = event.name
             update = updates.tool_call_start(
                 event.id,
                 event.name,
@@ -271,6 +270,9 @@ class InvincatAgent:
             task = acp_session.asks.pop(event.approval_id, None)
             if task is not None and not task.done():
                 task.cancel()  # decided elsewhere (another front end) first
+            call_id = acp_session.approval_calls.pop(event.approval_id, None)
+            if call_id is not None and event.decision.startswith("approve"):
+                update = updates.tool_call_progress(call_id, status="in_progress")
         elif isinstance(event, Todos):
             update = updates.plan_update(event.items)
         elif isinstance(event, Error):
@@ -296,6 +298,8 @@ class InvincatAgent:
 
     # approvals ----------------------------------------------------------------------
     def _start_ask(self, acp_session: AcpSession, request: ApprovalRequested) -> None:
+        if request.tool_call_id and request.kind == "tool":
+            acp_session.approval_calls[request.approval_id] = request.tool_call_id
         task = asyncio.create_task(self._ask(acp_session, request))
         acp_session.asks[request.approval_id] = task
         task.add_done_callback(lambda _: acp_session.asks.pop(request.approval_id, None))

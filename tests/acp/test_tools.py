@@ -1,0 +1,149 @@
+"""Tool calls as tool_call / tool_call_update, approvals as session/request_permission."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from acp import text_block
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.acp.client import DEADLINE
+from tests.acp.conftest import Agent
+
+
+def _write(path: str, content: str) -> dict:
+    return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
+def _run(command: str) -> dict:
+    return {"tool_calls": [{"name": "execute", "arguments": {"command": command}}]}
+
+
+async def _prompt(agent: Agent, text: str):
+    return await agent.conn.prompt(session_id=agent.session_id, prompt=[text_block(text)])
+
+
+def _tool_messages(server: FakeOpenAIServer) -> list[dict]:
+    return [m for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+
+
+async def test_allow_once_writes_and_the_client_saw_the_diff(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("old line\n")
+    fake_openai.add_steps([_write("notes.txt", "new line\n"), {"content": "Wrote it."}])
+    await agent.client.answers.put("allow_once")
+    answer = await _prompt(agent, "update notes")
+    assert answer.stop_reason == "end_turn"
+    assert (workspace / "notes.txt").read_text() == "new line\n"
+
+    [start] = agent.client.of_kind("tool_call")
+    assert start.kind == "edit" and start.title == "Write notes.txt"
+    assert start.locations[0].path == str(workspace / "notes.txt")
+    [diff] = [c for c in start.content if c.type == "diff"]
+    assert (diff.old_text, diff.new_text) == ("old line\n", "new line\n")
+
+    [asked] = agent.client.permission_requests
+    assert [o.kind for o in asked["options"]] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
+    always = asked["options"][1].name
+    assert str(workspace.resolve()) in always and "remembered across sessions" in always
+    assert any(c.type == "diff" for c in asked["tool_call"].content)
+
+    statuses = [u.status for u in agent.client.of_kind("tool_call_update")]
+    assert statuses == ["in_progress", "completed"]
+    assert agent.client.text() == "Wrote it."
+
+
+async def test_reject_once_leaves_the_file_alone(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    fake_openai.add_steps([_write("notes.txt", "hello\n"), {"content": "OK, I will not."}])
+    await agent.client.answers.put("reject_once")
+    answer = await _prompt(agent, "write notes")
+    assert answer.stop_reason == "end_turn"
+    assert not (workspace / "notes.txt").exists()
+    [result] = agent.client.of_kind("tool_call_update")
+    assert result.status == "failed"
+    [tool_message] = _tool_messages(fake_openai)
+    assert "reject" in tool_message["content"].lower()
+
+
+async def test_a_cancelled_permission_request_is_a_rejection(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    fake_openai.add_steps([_run("touch ran.txt"), {"content": "Not run."}])
+    await agent.client.answers.put(None)  # the client answers "cancelled"
+    answer = await _prompt(agent, "run it")
+    assert answer.stop_reason == "end_turn"
+    assert not (workspace / "ran.txt").exists()
+    assert agent.client.of_kind("tool_call_update")[-1].status == "failed"
+
+
+async def test_allow_always_is_the_workspace_rule_and_reject_always_stops_asking(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path, invincat_home: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            _write("a.txt", "A\n"),
+            {"content": "first"},
+            _write("b.txt", "B\n"),
+            {"content": "second, not asked"},
+        ]
+    )
+    await agent.client.answers.put("allow_always")
+    await _prompt(agent, "write a")
+    await _prompt(agent, "write b")
+    assert (workspace / "b.txt").read_text() == "B\n"
+    assert len(agent.client.permission_requests) == 1
+    rules = json.loads((invincat_home / "approvals.json").read_text())["workspaces"]
+    assert [r["tool"] for r in rules[str(workspace.resolve())]] == ["file_writes"]
+
+    fake_openai.add_steps(
+        [
+            _run("touch one.txt"),
+            {"content": "rejected"},
+            _run("touch two.txt"),
+            {"content": "rejected again, without asking"},
+        ]
+    )
+    await agent.client.answers.put("reject_always")
+    await _prompt(agent, "run one")
+    await _prompt(agent, "run two")
+    assert len(agent.client.permission_requests) == 2
+    assert not (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
+    assert agent.client.of_kind("tool_call_update")[-1].status == "failed"
+
+
+async def test_cancel_while_a_command_runs(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    fake_openai.add_steps([_run("sleep 120 && touch late.txt"), {"content": "unused"}])
+    await agent.client.answers.put("allow_once")
+    prompt = asyncio.ensure_future(_prompt(agent, "run the slow thing"))
+    await agent.client.wait_for(
+        lambda: any(u.status == "in_progress" for u in agent.client.of_kind("tool_call_update"))
+    )
+    await agent.conn.cancel(session_id=agent.session_id)
+    answer = await asyncio.wait_for(prompt, DEADLINE)
+    assert answer.stop_reason == "cancelled"
+    assert not (workspace / "late.txt").exists()
+
+
+async def test_session_cancel_during_a_permission_request_approves_nothing(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    fake_openai.add_steps([_run("touch ran.txt"), {"content": "unused"}])
+    prompt = asyncio.ensure_future(_prompt(agent, "run it"))
+    await agent.client.wait_for(lambda: agent.client.permission_requests)
+    await agent.conn.cancel(session_id=agent.session_id)
+    answer = await asyncio.wait_for(prompt, DEADLINE)
+    await agent.client.answers.put(None)  # the client then answers "cancelled", as it must
+    assert answer.stop_reason == "cancelled"
+    assert not (workspace / "ran.txt").exists()
