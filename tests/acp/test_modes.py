@@ -1,0 +1,88 @@
+"""Session modes agent/plan, plan updates from write_todos, plan approval as a permission."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp import text_block
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.acp.conftest import Agent
+
+PLAN = [{"content": "Create hello.txt with a greeting"}, {"content": "Report back"}]
+
+
+def _call(name: str, **args: object) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": args}]}
+
+
+def _todos(*statuses: str) -> dict:
+    return _call(
+        "write_todos", todos=[{**t, "status": s} for t, s in zip(PLAN, statuses, strict=True)]
+    )
+
+
+async def test_plan_mode_asks_for_the_plan_then_executes_it(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            _call("write_todos", todos=PLAN),
+            _call("approve_plan", todos=PLAN),
+            _todos("in_progress", "pending"),
+            _call("write_file", path="hello.txt", content="hello\n"),
+            _todos("completed", "completed"),
+            {"content": "Created hello.txt."},
+        ]
+    )
+    await agent.conn.set_session_mode(session_id=agent.session_id, mode_id="plan")
+    await agent.client.wait_for(lambda: agent.client.of_kind("current_mode_update"))
+    raw = next(
+        m["params"]["update"]
+        for m in agent.client.incoming
+        if m.get("method") == "session/update"
+        and m["params"]["update"]["sessionUpdate"] == "current_mode_update"
+    )
+    assert raw == {"sessionUpdate": "current_mode_update", "currentModeId": "plan"}
+
+    await agent.client.answers.put("allow_once")  # the plan
+    await agent.client.answers.put("allow_once")  # the write it leads to
+    answer = await agent.conn.prompt(
+        session_id=agent.session_id, prompt=[text_block("add a greeting file")]
+    )
+    assert answer.stop_reason == "end_turn"
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+
+    plan_request, write_request = agent.client.permission_requests
+    assert [o.kind for o in plan_request["options"]] == ["allow_once", "reject_once"]
+    assert "Create hello.txt" in plan_request["tool_call"].content[0].content.text
+    assert write_request["tool_call"].title == "Write hello.txt"
+
+    plans = agent.client.of_kind("plan")
+    assert [e.content for e in plans[0].entries] == [t["content"] for t in PLAN]
+    assert [e.status for e in plans[-1].entries] == ["completed", "completed"]
+    assert agent.client.text().endswith("Created hello.txt.")
+
+
+async def test_rejecting_the_plan_changes_nothing(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    fake_openai.add_steps([_call("write_todos", todos=PLAN), _call("approve_plan", todos=PLAN)])
+    await agent.client.answers.put("reject_once")
+    answer = await agent.conn.prompt(
+        session_id=agent.session_id, prompt=[text_block("/plan add a greeting file")]
+    )
+    assert answer.stop_reason == "end_turn"
+    assert not (workspace / "hello.txt").exists()
+    assert len(agent.client.permission_requests) == 1
+
+
+async def test_unknown_mode_is_refused(agent: Agent) -> None:
+    from acp import RequestError
+
+    try:
+        await agent.conn.set_session_mode(session_id=agent.session_id, mode_id="yolo")
+    except RequestError as exc:
+        assert "agent, plan" in str(exc)
+    else:
+        raise AssertionError("an unknown mode was accepted")
