@@ -406,7 +406,12 @@ class InvincatAgent:
         if method not in MEMORY_METHODS:
             raise RequestError.method_not_found(f"_{method}")
         acp_session = self._require(str(params.get("sessionId") or ""))
-        return await asyncio.to_thread(call_memory_method, acp_session.runtime, method, params)
+        result, changes = await asyncio.to_thread(
+            call_memory_method, acp_session.runtime, method, params
+        )
+        for scope, batch_ids in changes:
+            await self._memory_changed(acp_session, scope, batch_ids)
+        return result
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.debug("ignored extension notification _%s", method)
@@ -455,16 +460,16 @@ class InvincatAgent:
     def _on_runtime_event(self, acp_session: AcpSession, event: Any) -> None:
         # Memory changes come after turn_end (background extraction): tell the client.
         if getattr(event, "type", None) == "memory_changed":
-            self._later(
-                self._client.ext_notification(
-                    "invincat/memory/changed",
-                    {
-                        "sessionId": acp_session.session_id,
-                        "scope": event.scope,
-                        "batchId": event.batch_id,
-                    },
-                )
-            )
+            self._later(self._memory_changed(acp_session, event.scope, [event.batch_id]))
+
+    async def _memory_changed(
+        self, acp_session: AcpSession, scope: str, batch_ids: list[str]
+    ) -> None:
+        from invincat_server.acp.memory import CHANGED
+
+        await self._client.ext_notification(
+            CHANGED, {"sessionId": acp_session.session_id, "scope": scope, "batchIds": batch_ids}
+        )
 
     def _require(self, session_id: str) -> AcpSession:
         acp_session = self._sessions.get(session_id)

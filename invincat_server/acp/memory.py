@@ -1,0 +1,165 @@
+"""Memory extension methods: `_invincat/memory/list|show|apply|log|revert`.
+
+The same operations and result shapes as the language server's `invincat/memory/*`
+(docs/protocol.md), plus `sessionId` (the memory of that session's project). Every change
+goes through governance and the journal with actor `user`; a change that touched a store
+is announced with the `_invincat/memory/changed` notification. Runs in a worker thread
+(the service is synchronous: file locks, fsync).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from acp import RequestError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+MEMORY_METHODS = frozenset(
+    {
+        "invincat/memory/list",
+        "invincat/memory/show",
+        "invincat/memory/apply",
+        "invincat/memory/log",
+        "invincat/memory/revert",
+    }
+)
+CHANGED = "invincat/memory/changed"
+ACTOR = "user"
+INVALID_PARAMS = -32602
+MEMORY_UNAVAILABLE = -32014
+UNKNOWN_MEMORY = -32015
+
+Scope = Literal["user", "project"]
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    session_id: str = Field(alias="sessionId")
+
+
+class ListParams(_Params):
+    scope: Scope | None = None
+    include_archived: bool = Field(default=False, alias="includeArchived")
+    tier: Literal["hot", "warm", "cold"] | None = None
+
+
+class ShowParams(_Params):
+    id: str
+
+
+class ApplyParams(_Params):
+    scope: Scope
+    operations: list[dict[str, Any]] = Field(min_length=1)
+
+
+class LogParams(_Params):
+    scope: Scope | None = None
+    limit: int = Field(default=50, ge=1)
+
+
+class RevertParams(_Params):
+    batch_id: str = Field(alias="batchId")
+
+
+def _parse(model: type[BaseModel], method: str, params: dict[str, Any]) -> Any:
+    try:
+        return model.model_validate(params)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise RequestError(INVALID_PARAMS, f"Invalid params for _{method}: {problems}.") from None
+
+
+def call_memory_method(
+    runtime: Any, method: str, params: dict[str, Any]
+) -> tuple[dict[str, Any], list[tuple[str, list[str]]]]:
+    """(the result, the (scope, batch ids) whose store changed)."""
+    from invincat_server.runtime.memory import (
+        BatchShapeError,
+        MemoryStoreError,
+        UnknownBatchError,
+        UnknownEntryError,
+    )
+
+    service = runtime.memory
+    try:
+        return _dispatch(service, method, params)
+    except (UnknownBatchError, UnknownEntryError) as exc:
+        raise RequestError(UNKNOWN_MEMORY, str(exc)) from None
+    except BatchShapeError as exc:
+        raise RequestError(INVALID_PARAMS, str(exc)) from None
+    except MemoryStoreError as exc:
+        raise RequestError(MEMORY_UNAVAILABLE, str(exc)) from None
+    except OSError as exc:
+        where = exc.filename or "the memory store"
+        raise RequestError(
+            MEMORY_UNAVAILABLE,
+            f"Cannot access {where}: {exc.strerror or exc}. Check its permissions and the "
+            "free disk space, then retry.",
+        ) from None
+
+
+def _dispatch(
+    service: Any, method: str, params: dict[str, Any]
+) -> tuple[dict[str, Any], list[tuple[str, list[str]]]]:
+    if method == "invincat/memory/list":
+        p = _parse(ListParams, method, params)
+        entries = service.list(p.scope, include_archived=p.include_archived, tier=p.tier)
+        result: dict[str, Any] = {
+            "items": [entry.to_json() for entry in entries],
+            "stores": {scope: str(path) for scope, path in service.store_paths().items()},
+        }
+        if problems := service.problems():
+            result["problems"] = problems
+        return result, []
+    if method == "invincat/memory/show":
+        p = _parse(ShowParams, method, params)
+        entry, history = service.show(p.id)
+        if entry is None and not history:
+            raise RequestError(
+                UNKNOWN_MEMORY,
+                f"No memory entry {p.id}; `_invincat/memory/list` with includeArchived lists "
+                "the ids that exist.",
+            )
+        return {
+            "entry": entry.to_json() if entry is not None else None,
+            "history": [record.model_dump(mode="json") for record in history],
+        }, []
+    if method == "invincat/memory/log":
+        p = _parse(LogParams, method, params)
+        records = service.log(p.scope, p.limit)
+        return {"records": [record.model_dump(mode="json") for record in records]}, []
+    if method == "invincat/memory/apply":
+        p = _parse(ApplyParams, method, params)
+        bad = [str(i) for i, op in enumerate(p.operations) if not isinstance(op.get("op"), str)]
+        if bad:
+            raise RequestError(
+                INVALID_PARAMS,
+                f"Invalid params for _{method}: every operation needs an `op` string "
+                f'(e.g. {{"op": "archive", "id": "mem_p_000001", "reason": "..."}}); '
+                f"operations {', '.join(bad)} have none.",
+            )
+        report = service.apply(p.scope, {"operations": p.operations}, actor=ACTOR)
+        return report.to_json(), _changes(report)
+    p = _parse(RevertParams, method, params)
+    report = service.revert(p.batch_id, actor=ACTOR)
+    return report.to_json(), _changes(report)
+
+
+def _changes(report: Any) -> list[tuple[str, list[str]]]:
+    if not (report.changed or report.cleanup_batch_id):
+        return []
+    return [(report.scope, [b for b in (report.batch_id, report.cleanup_batch_id) if b])]
+
+
+def summary(runtime: Any) -> str:
+    """The `/memory` command: what is remembered, as text for the chat."""
+    entries = runtime.memory.list()
+    if not entries:
+        return "Invincat remembers nothing yet for you or this project."
+    lines = ["What Invincat remembers (manage it with `invincat memory ...`):"]
+    for entry in entries:
+        lines.append(f"- [{entry.scope}] {entry.content} ({entry.id})")
+    return "\n".join(lines)

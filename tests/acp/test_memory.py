@@ -1,0 +1,72 @@
+"""Memory extension methods over ACP, each change announced with a notice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp import RequestError
+
+from tests.acp.conftest import Agent
+
+
+def _create(content: str) -> dict:
+    return {
+        "op": "create",
+        "scope": "project",
+        "section": "Testing",
+        "content": content,
+        "confidence": "high",
+        "score": 85,
+        "score_reason": "the user asked to remember it",
+    }
+
+
+async def test_list_apply_show_log_revert_and_change_notices(agent: Agent, workspace: Path) -> None:
+    conn, sid = agent.conn, agent.session_id
+    empty = await conn.ext_method("invincat/memory/list", {"sessionId": sid})
+    store = workspace.resolve() / ".invincat" / "memory_project.json"
+    assert empty["items"] == [] and empty["stores"]["project"] == str(store)
+
+    created = await conn.ext_method(
+        "invincat/memory/apply",
+        {"sessionId": sid, "scope": "project", "operations": [_create("Run pytest -q")]},
+    )
+    assert created["actor"] == "user" and not created["rejected"]
+    entry_id = created["applied"][0]["id"]
+    await agent.client.wait_for(lambda: agent.client.ext_notifications)
+    method, notice = agent.client.ext_notifications[0]
+    assert method == "invincat/memory/changed"  # the SDK strips the leading underscore
+    assert any(m.get("method") == "_invincat/memory/changed" for m in agent.client.incoming)
+    assert notice == {"sessionId": sid, "scope": "project", "batchIds": [created["batch_id"]]}
+
+    listed = await conn.ext_method("invincat/memory/list", {"sessionId": sid})
+    assert [i["content"] for i in listed["items"]] == ["Run pytest -q"]
+    shown = await conn.ext_method("invincat/memory/show", {"sessionId": sid, "id": entry_id})
+    assert shown["entry"]["id"] == entry_id
+    log = await conn.ext_method("invincat/memory/log", {"sessionId": sid, "limit": 5})
+    assert log["records"][0]["batch_id"] == created["batch_id"]
+
+    reverted = await conn.ext_method(
+        "invincat/memory/revert", {"sessionId": sid, "batchId": created["batch_id"]}
+    )
+    assert not reverted["rejected"]
+    await agent.client.wait_for(lambda: len(agent.client.ext_notifications) >= 2)
+    listed = await conn.ext_method("invincat/memory/list", {"sessionId": sid})
+    assert listed["items"] == []
+
+
+async def test_bad_memory_params_are_clear_errors(agent: Agent) -> None:
+    sid = agent.session_id
+    for method, params, code in [
+        ("invincat/memory/apply", {"sessionId": sid, "scope": "project", "operations": []}, -32602),
+        ("invincat/memory/list", {"sessionId": sid, "scope": "galaxy"}, -32602),
+        ("invincat/memory/show", {"sessionId": sid, "id": "mem_p_999999"}, -32015),
+        ("invincat/memory/list", {}, -32602),
+        ("invincat/memory/nope", {"sessionId": sid}, -32601),
+    ]:
+        try:
+            await agent.conn.ext_method(method, params)
+        except RequestError as exc:
+            assert exc.code == code, (method, exc)
+        else:
+            raise AssertionError(f"{method} {params} succeeded")
