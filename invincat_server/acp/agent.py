@@ -72,7 +72,7 @@ COMMANDS = {
     "offload": ("Move all but the latest turn out of the model's context into a file", None),
     "memory": ("List what Invincat remembers about you and this project", None),
 }
-STOP_REASONS = {"completed": "end_turn", "cancelled": "cancelled", "failed": "end_turn"}
+STOP_REASONS = {"completed": "end_turn", "cancelled": "cancelled"}
 SERVER_ERROR = -32000
 
 
@@ -92,6 +92,7 @@ class AcpSession:
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     asks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     """approval id → the task asking the client, while it waits."""
+    last_error: str | None = None
     approval_calls: dict[str, str] = field(default_factory=dict)
     """approval id → the tool call it is about (marked in progress once approved)."""
 
@@ -220,11 +221,16 @@ class InvincatAgent:
         except SessionError as exc:
             raise rpc_error(str(exc)) from None
         acp_session.turn = turn
+        acp_session.last_error = None
         try:
             status = await self._follow(acp_session, turn)
         except asyncio.CancelledError:
             runtime.cancel(turn.turn_id)
             raise
+        if status == "failed":
+            # stopReason has no "error": a failed turn is a JSON-RPC error with the reason
+            # (also streamed as text); the session stays usable for the next prompt.
+            raise rpc_error(acp_session.last_error or "The turn failed; see the log on stderr.")
         return PromptResponse(stop_reason=STOP_REASONS.get(status, "end_turn"))
 
     async def cancel(self, session_id: str, **_: Any) -> None:
@@ -276,6 +282,7 @@ class InvincatAgent:
         elif isinstance(event, Todos):
             update = updates.plan_update(event.items)
         elif isinstance(event, Error):
+            acp_session.last_error = event.message
             update = updates.agent_text(f"\n\n**Error:** {event.message}\n")
         if update is not None:
             await self._client.session_update(session_id=acp_session.session_id, update=update)

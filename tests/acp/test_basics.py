@@ -41,3 +41,25 @@ async def test_initialize_new_session_and_a_streamed_answer(
         await client.wait_for(lambda: client.of_kind("available_commands_update"))
         [commands] = client.of_kind("available_commands_update")
         assert {c.name for c in commands.available_commands} >= {"plan", "offload", "memory"}
+
+
+async def test_a_failed_turn_is_a_clear_error_and_the_session_stays_usable(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    from acp import RequestError
+
+    fake_openai.add_steps([{"fault": "http_500", "times": 3}, {"content": "Recovered."}])
+    client = ScriptedClient()
+    env = {**invincat_env, "INVINCAT_REQUEST_TIMEOUT": "1"}
+    async with acp_agent(env, workspace, client) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities())
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        try:
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        except RequestError as exc:
+            assert "HTTP 500" in str(exc)
+        else:
+            raise AssertionError("a failed turn answered normally")
+        answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("again")])
+        assert answer.stop_reason == "end_turn"
+        assert client.text().endswith("Recovered.")
