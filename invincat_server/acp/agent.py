@@ -47,7 +47,7 @@ from acp.schema import (
 from invincat_server import __version__
 from invincat_server.acp import updates
 from invincat_server.acp.documents import ClientDocuments
-from invincat_server.acp.permissions import DenyRule, decision_for, options_for
+from invincat_server.acp.permissions import REFINE, DenyRule, decision_for, options_for
 from invincat_server.acp.prompt import prompt_text
 from invincat_server.acp.transport import StdioTransport
 from invincat_server.runtime.errors import SessionError
@@ -93,6 +93,12 @@ class AcpSession:
     asks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     """approval id → the task asking the client, while it waits."""
     last_error: str | None = None
+    pump: asyncio.Task[str] | None = None
+    """Sends the running turn's events as updates; its result is the turn's status."""
+    paused: asyncio.Future[None] | None = None
+    """Set when the user chose to refine a plan: the prompt answers, the turn waits."""
+    refining: ApprovalRequested | None = None
+    """The plan approval waiting for the feedback the next prompt carries."""
     approval_calls: dict[str, str] = field(default_factory=dict)
     """approval id → the tool call it is about (marked in progress once approved)."""
 
@@ -196,12 +202,14 @@ class InvincatAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
         acp_session = self._require(session_id)
+        text = prompt_text(prompt)
+        if acp_session.refining is not None:
+            return await self._refine(acp_session, text)
         if acp_session.turn is not None and not acp_session.turn.done:
             raise rpc_error(
                 f"Session {session_id} is still working on the previous prompt; "
                 "wait for it or cancel it (session/cancel) first."
             )
-        text = prompt_text(prompt)
         mode = acp_session.mode
         command, _, rest = text.strip().partition(" ")
         if command == "/offload":
@@ -222,16 +230,42 @@ class InvincatAgent:
             raise rpc_error(str(exc)) from None
         acp_session.turn = turn
         acp_session.last_error = None
+        acp_session.pump = asyncio.ensure_future(self._follow(acp_session, turn))
+        return await self._until_turn_end_or_refine(acp_session)
+
+    async def _until_turn_end_or_refine(self, acp_session: AcpSession) -> PromptResponse:
+        """Answer the prompt when the turn ends — or, when the user chose to refine a plan,
+        at once: the turn stays paused at the plan and the next prompt is the feedback."""
+        pump, turn = acp_session.pump, acp_session.turn
+        assert pump is not None and turn is not None
+        acp_session.paused = asyncio.get_running_loop().create_future()
         try:
-            status = await self._follow(acp_session, turn)
+            await asyncio.wait({pump, acp_session.paused}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
-            runtime.cancel(turn.turn_id)
+            acp_session.runtime.cancel(turn.turn_id)
             raise
+        if not pump.done():
+            return PromptResponse(stop_reason="end_turn")
+        status = pump.result()
         if status == "failed":
             # stopReason has no "error": a failed turn is a JSON-RPC error with the reason
             # (also streamed as text); the session stays usable for the next prompt.
             raise rpc_error(acp_session.last_error or "The turn failed; see the log on stderr.")
         return PromptResponse(stop_reason=STOP_REASONS.get(status, "end_turn"))
+
+    async def _refine(self, acp_session: AcpSession, feedback: str) -> PromptResponse:
+        request, acp_session.refining = acp_session.refining, None
+        assert request is not None
+        if not feedback.strip():
+            feedback = "(no details given)"
+        result = await acp_session.runtime.resolve(
+            request.approval_id, {"type": "refine", "feedback": feedback}
+        )
+        if not result.resolved:
+            raise rpc_error(f"The plan could not be refined: {result.reason}")
+        if acp_session.pump is None or acp_session.pump.done():
+            return PromptResponse(stop_reason="end_turn")
+        return await self._until_turn_end_or_refine(acp_session)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         acp_session = self._sessions.get(session_id)
@@ -253,6 +287,7 @@ class InvincatAgent:
         finally:
             for task in list(acp_session.asks.values()):
                 task.cancel()
+            acp_session.refining = None  # the turn is over: nothing left to refine
         return str(turn.status or "failed")
 
     async def _send_event(self, acp_session: AcpSession, event: Any) -> None:
@@ -331,6 +366,17 @@ class InvincatAgent:
                     outcome = response.outcome
                     if isinstance(outcome, AllowedOutcome):
                         option_id = outcome.option_id
+            if option_id == REFINE and request.kind == "plan":
+                acp_session.refining = request
+                if acp_session.paused is not None and not acp_session.paused.done():
+                    acp_session.paused.set_result(None)
+                await self._client.session_update(
+                    session_id=acp_session.session_id,
+                    update=updates.agent_text(
+                        "\n\nWhat should change in the plan? Send it as your next message.\n"
+                    ),
+                )
+                return
             decision, new_rule = decision_for(request, option_id)
             if rule is not None:
                 decision["message"] = "Rejected: the user rejected such calls for this session."
@@ -342,7 +388,7 @@ class InvincatAgent:
             if result.turn is not None:
                 # The process that asked is gone (session/load): this decision resumed it.
                 acp_session.turn = result.turn
-                self._later(self._follow(acp_session, result.turn))
+                acp_session.pump = self._later(self._follow(acp_session, result.turn))
 
     def _permission_subject(
         self, acp_session: AcpSession, request: ApprovalRequested
@@ -515,11 +561,12 @@ class InvincatAgent:
             ),
         )
 
-    def _later(self, coro: Any) -> None:
+    def _later(self, coro: Any) -> asyncio.Task[Any]:
         """Run after the current request is answered (updates that must follow it)."""
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._finished)
+        return task
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)

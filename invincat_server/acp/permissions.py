@@ -25,6 +25,7 @@ ALLOW_ONCE = "allow_once"
 ALLOW_ALWAYS = "allow_always"
 REJECT_ONCE = "reject_once"
 REJECT_ALWAYS = "reject_always"
+REFINE = "refine"
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,11 @@ def options_for(request: ApprovalRequested) -> list[PermissionOption]:
     if request.kind == "plan":
         return [
             PermissionOption(option_id=ALLOW_ONCE, name="Approve the plan", kind="allow_once"),
+            PermissionOption(
+                option_id=REFINE,
+                name="Refine: send what to change as your next message",
+                kind="reject_once",
+            ),
             PermissionOption(option_id=REJECT_ONCE, name="Reject the plan", kind="reject_once"),
         ]
     if request.kind == "question":

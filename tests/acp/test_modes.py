@@ -54,7 +54,7 @@ async def test_plan_mode_asks_for_the_plan_then_executes_it(
     assert (workspace / "hello.txt").read_text() == "hello\n"
 
     plan_request, write_request = agent.client.permission_requests
-    assert [o.kind for o in plan_request["options"]] == ["allow_once", "reject_once"]
+    assert [o.option_id for o in plan_request["options"]] == ["allow_once", "refine", "reject_once"]
     assert "Create hello.txt" in plan_request["tool_call"].content[0].content.text
     assert write_request["tool_call"].title == "Write hello.txt"
 
@@ -62,6 +62,44 @@ async def test_plan_mode_asks_for_the_plan_then_executes_it(
     assert [e.content for e in plans[0].entries] == [t["content"] for t in PLAN]
     assert [e.status for e in plans[-1].entries] == ["completed", "completed"]
     assert agent.client.text().endswith("Created hello.txt.")
+
+
+async def test_refine_the_plan_with_the_next_prompt_then_approve(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    plan_b = [{"content": "Create greeting.md instead"}]
+    fake_openai.add_steps(
+        [
+            _call("write_todos", todos=PLAN),
+            _call("approve_plan", todos=PLAN),
+            {
+                "match": {"any_message_contains": "markdown please"},
+                "tool_calls": [{"name": "write_todos", "arguments": {"todos": plan_b}}],
+            },
+            _call("approve_plan", todos=plan_b),
+            _call("write_file", path="greeting.md", content="# hello\n"),
+            {"content": "Created greeting.md."},
+        ]
+    )
+    await agent.client.answers.put("refine")
+    first = await agent.conn.prompt(
+        session_id=agent.session_id, prompt=[text_block("/plan add a greeting file")]
+    )
+    assert first.stop_reason == "end_turn"  # answered; the plan waits for the feedback
+    assert "What should change" in agent.client.text()
+    assert not (workspace / "hello.txt").exists()
+
+    await agent.client.answers.put("allow_once")  # the refined plan
+    await agent.client.answers.put("allow_once")  # the write
+    second = await agent.conn.prompt(
+        session_id=agent.session_id, prompt=[text_block("markdown please")]
+    )
+    assert second.stop_reason == "end_turn"
+    assert (workspace / "greeting.md").read_text() == "# hello\n"
+    assert not (workspace / "hello.txt").exists()
+    refined = agent.client.permission_requests[1]["tool_call"].content[0].content.text
+    assert "greeting.md" in refined
+    assert agent.client.text().endswith("Created greeting.md.")
 
 
 async def test_rejecting_the_plan_changes_nothing(
