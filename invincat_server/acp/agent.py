@@ -47,7 +47,14 @@ from acp.schema import (
 from invincat_server import __version__
 from invincat_server.acp import updates
 from invincat_server.acp.documents import ClientDocuments
-from invincat_server.acp.permissions import REFINE, DenyRule, decision_for, options_for
+from invincat_server.acp.permissions import (
+    REFINE,
+    REPLY,
+    DenyRule,
+    decision_for,
+    options_for,
+    reply_decision,
+)
 from invincat_server.acp.prompt import prompt_text
 from invincat_server.acp.transport import StdioTransport
 from invincat_server.runtime.errors import SessionError
@@ -96,9 +103,9 @@ class AcpSession:
     pump: asyncio.Task[str] | None = None
     """Sends the running turn's events as updates; its result is the turn's status."""
     paused: asyncio.Future[None] | None = None
-    """Set when the user chose to refine a plan: the prompt answers, the turn waits."""
+    """Set when the user chose to reply in text: the prompt answers, the turn waits."""
     refining: ApprovalRequested | None = None
-    """The plan approval waiting for the feedback the next prompt carries."""
+    """The plan (refine) or question (answer) waiting for the text the next prompt carries."""
     approval_calls: dict[str, str] = field(default_factory=dict)
     """approval id → the tool call it is about (marked in progress once approved)."""
 
@@ -204,7 +211,7 @@ class InvincatAgent:
         acp_session = self._require(session_id)
         text = prompt_text(prompt)
         if acp_session.refining is not None:
-            return await self._refine(acp_session, text)
+            return await self._reply(acp_session, text)
         if acp_session.turn is not None and not acp_session.turn.done:
             raise rpc_error(
                 f"Session {session_id} is still working on the previous prompt; "
@@ -231,11 +238,11 @@ class InvincatAgent:
         acp_session.turn = turn
         acp_session.last_error = None
         acp_session.pump = asyncio.ensure_future(self._follow(acp_session, turn))
-        return await self._until_turn_end_or_refine(acp_session)
+        return await self._until_turn_end_or_reply(acp_session)
 
-    async def _until_turn_end_or_refine(self, acp_session: AcpSession) -> PromptResponse:
-        """Answer the prompt when the turn ends — or, when the user chose to refine a plan,
-        at once: the turn stays paused at the plan and the next prompt is the feedback."""
+    async def _until_turn_end_or_reply(self, acp_session: AcpSession) -> PromptResponse:
+        """Answer the prompt when the turn ends — or, when the user chose to reply in text,
+        at once: the turn stays paused and the next prompt is the reply (see `_reply`)."""
         pump, turn = acp_session.pump, acp_session.turn
         assert pump is not None and turn is not None
         acp_session.paused = asyncio.get_running_loop().create_future()
@@ -253,19 +260,18 @@ class InvincatAgent:
             raise rpc_error(acp_session.last_error or "The turn failed; see the log on stderr.")
         return PromptResponse(stop_reason=STOP_REASONS.get(status, "end_turn"))
 
-    async def _refine(self, acp_session: AcpSession, feedback: str) -> PromptResponse:
+    async def _reply(self, acp_session: AcpSession, text: str) -> PromptResponse:
+        """The prompt is the text a paused plan (refine) or question (answer) waits for."""
         request, acp_session.refining = acp_session.refining, None
         assert request is not None
-        if not feedback.strip():
-            feedback = "(no details given)"
         result = await acp_session.runtime.resolve(
-            request.approval_id, {"type": "refine", "feedback": feedback}
+            request.approval_id, reply_decision(request, text)
         )
         if not result.resolved:
-            raise rpc_error(f"The plan could not be refined: {result.reason}")
+            raise rpc_error(f"Your reply could not be applied: {result.reason}")
         if acp_session.pump is None or acp_session.pump.done():
             return PromptResponse(stop_reason="end_turn")
-        return await self._until_turn_end_or_refine(acp_session)
+        return await self._until_turn_end_or_reply(acp_session)
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         acp_session = self._sessions.get(session_id)
@@ -287,7 +293,7 @@ class InvincatAgent:
         finally:
             for task in list(acp_session.asks.values()):
                 task.cancel()
-            acp_session.refining = None  # the turn is over: nothing left to refine
+            acp_session.refining = None  # the turn is over: nothing waits for a reply
         return str(turn.status or "failed")
 
     async def _send_event(self, acp_session: AcpSession, event: Any) -> None:
@@ -366,15 +372,21 @@ class InvincatAgent:
                     outcome = response.outcome
                     if isinstance(outcome, AllowedOutcome):
                         option_id = outcome.option_id
-            if option_id == REFINE and request.kind == "plan":
+            wants_text = (option_id == REFINE and request.kind == "plan") or (
+                option_id == REPLY and request.kind == "question"
+            )
+            if wants_text:
                 acp_session.refining = request
                 if acp_session.paused is not None and not acp_session.paused.done():
                     acp_session.paused.set_result(None)
+                ask = (
+                    "What should change in the plan?"
+                    if request.kind == "plan"
+                    else "Type your answer"
+                )
                 await self._client.session_update(
                     session_id=acp_session.session_id,
-                    update=updates.agent_text(
-                        "\n\nWhat should change in the plan? Send it as your next message.\n"
-                    ),
+                    update=updates.agent_text(f"\n\n{ask} Send it as your next message.\n"),
                 )
                 return
             decision, new_rule = decision_for(request, option_id)

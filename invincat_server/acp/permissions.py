@@ -26,6 +26,8 @@ ALLOW_ALWAYS = "allow_always"
 REJECT_ONCE = "reject_once"
 REJECT_ALWAYS = "reject_always"
 REFINE = "refine"
+REPLY = "reply"
+"""For a plan (refine) or a question (answer): the user's next prompt is the text."""
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,13 @@ def options_for(request: ApprovalRequested) -> list[PermissionOption]:
             PermissionOption(option_id=f"answer:{i}", name=str(choice), kind="allow_once")
             for i, choice in enumerate(choices)
         ]
-        options.append(
-            PermissionOption(option_id=REJECT_ONCE, name="Do not answer", kind="reject_once")
+        reply = "Answer in my next message" + (
+            " (one line per question)" if len(questions) > 1 else ""
         )
+        options += [
+            PermissionOption(option_id=REPLY, name=reply, kind="allow_once"),
+            PermissionOption(option_id=REJECT_ONCE, name="Do not answer", kind="reject_once"),
+        ]
         return options
     options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
     option = _workspace_option(request)
@@ -126,6 +132,18 @@ def decision_for(
         return _reject("Rejected by the user."), None
     # cancelled, unknown or missing option: never an approval
     return _reject("The permission request was cancelled; treated as a rejection."), None
+
+
+def reply_decision(request: ApprovalRequested, text: str) -> dict[str, Any]:
+    """The decision for a plan or question whose text came as the next prompt: the plan's
+    refinement, or the answers (one line per question when there are several)."""
+    text = text.strip() or "(no details given)"
+    if request.kind == "plan":
+        return {"type": "refine", "feedback": text}
+    count = max(1, len(request.questions or []))
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    answers = [text] if count == 1 else (lines + ["(no answer)"] * count)[:count]
+    return {"type": "answer", "answers": answers}
 
 
 def _reject(message: str) -> dict[str, Any]:

@@ -124,3 +124,31 @@ async def test_unknown_mode_is_refused(agent: Agent) -> None:
         assert "agent, plan" in str(exc)
     else:
         raise AssertionError("an unknown mode was accepted")
+
+
+async def test_ask_user_choices_and_a_free_text_answer(
+    fake_openai: FakeOpenAIServer, agent: Agent
+) -> None:
+    fake_openai.add_steps(
+        [
+            _call("ask_user", questions=[{"question": "Which color?", "options": ["red", "blue"]}]),
+            _call("ask_user", questions=[{"question": "What name?"}]),
+            {"content": "Thanks."},
+        ]
+    )
+    await agent.client.answers.put("answer:1")  # blue
+    await agent.client.answers.put("reply")  # type it
+    first = await agent.conn.prompt(session_id=agent.session_id, prompt=[text_block("ask me")])
+    assert first.stop_reason == "end_turn"
+    choice, free = agent.client.permission_requests
+    assert [o.name for o in choice["options"]][:2] == ["red", "blue"]
+    assert choice["tool_call"].title == "Which color?"
+    assert "reply" in [o.option_id for o in free["options"]]
+
+    second = await agent.conn.prompt(session_id=agent.session_id, prompt=[text_block("Ada")])
+    assert second.stop_reason == "end_turn"
+    tool_messages = [
+        m["content"] for m in fake_openai.chat_requests()[-1]["messages"] if m["role"] == "tool"
+    ]
+    assert "blue" in tool_messages[0] and "Ada" in tool_messages[1]
+    assert agent.client.text().endswith("Thanks.")
