@@ -47,6 +47,7 @@ from acp.schema import (
 from invincat_server import __version__
 from invincat_server.acp import updates
 from invincat_server.acp.documents import ClientDocuments
+from invincat_server.acp.mcp import client_servers
 from invincat_server.acp.permissions import (
     REFINE,
     REPLY,
@@ -143,8 +144,8 @@ class InvincatAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                # MCP servers passed in session/new are not started (yet): say so.
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                # stdio is baseline; streamable HTTP too; the legacy SSE transport is not.
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="invincat", title="Invincat", version=__version__),
             auth_methods=[],
@@ -488,13 +489,6 @@ class InvincatAgent:
         folder = Path(cwd)
         if not folder.is_absolute() or not folder.is_dir():
             raise rpc_error(f"cwd must be an absolute path to a directory, got {cwd!r}.", -32602)
-        if mcp_servers:
-            log.warning(
-                "session %s: the client passed %d MCP server(s); invincat --acp does not start "
-                "client MCP servers (configure them in .mcp.json / $INVINCAT_HOME instead)",
-                session_id,
-                len(mcp_servers),
-            )
         try:
             settings = load_settings()
         except ConfigError as exc:
@@ -511,7 +505,12 @@ class InvincatAgent:
             can_read=self._can_read,
             can_write=self._can_write,
         )
-        runtime = Session(settings, Workspace(find_project_root(folder)), documents=documents)
+        runtime = Session(
+            settings,
+            Workspace(find_project_root(folder)),
+            documents=documents,
+            options={"client_mcp_servers": client_servers(mcp_servers)},
+        )
         try:
             await runtime.open()
         except ConfigError as exc:

@@ -24,7 +24,7 @@ async def test_initialize_new_session_and_a_streamed_answer(
         caps = init.agent_capabilities
         assert caps.load_session is True
         assert caps.prompt_capabilities.embedded_context is True
-        assert caps.mcp_capabilities.http is False and caps.mcp_capabilities.sse is False
+        assert caps.mcp_capabilities.http is True and caps.mcp_capabilities.sse is False
         assert init.agent_info.name == "invincat"
 
         session = await conn.new_session(cwd=str(workspace / "sub"), mcp_servers=[])

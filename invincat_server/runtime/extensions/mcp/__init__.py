@@ -1,7 +1,8 @@
 """MCP servers as agent tools (docs/mcp.md).
 
-`mcp_provider` reads the user config (`$INVINCAT_HOME/mcp.json`) and, when trusted, the
-project configs (`.mcp.json`, `.invincat/mcp.json`), starts every server concurrently, and
+`mcp_provider` reads the user config (`$INVINCAT_HOME/mcp.json`), the servers an editor
+passed (option `client_mcp_servers`, from ACP) and, when trusted, the project configs
+(`.mcp.json`, `.invincat/mcp.json`), starts every server concurrently, and
 adds one tool per server tool, named `<server>__<tool>`. MCP tools ask for approval like
 any tool outside FREE_TOOLS unless the server's `autoApprove` lists them. A server that
 fails to start, or dies later, is reported through `ctx.notify`; the session goes on
@@ -13,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.extensions.mcp.config import (
     LoadedConfig,
     load_file,
+    load_servers,
     merge,
     project_config_paths,
     user_config_path,
@@ -93,6 +96,12 @@ async def mcp_provider(ctx: ExtensionContext, ext: Extensions) -> None:
     user = load_file(user_config_path(ctx.settings.home), "user")
     if user is not None:
         configs.append(user)
+    client = ctx.options.get("client_mcp_servers")
+    if client:
+        # Servers the user's editor passed (ACP session/new): the user's own configuration,
+        # trusted like the user file. Values are literal: no ${VAR} is expanded from this
+        # process's environment (it holds the model key) into what the editor sent.
+        configs.append(load_servers(client, Path("<editor (ACP session/new)>"), "user", {}))
     configs += _project_configs(ctx)
     for config in configs:
         for error in config.errors:

@@ -192,12 +192,24 @@ def load_file(
     if not isinstance(servers, dict):
         loaded.errors.append(f'MCP config {path} has no "mcpServers" object; nothing to start.')
         return loaded
+    return load_servers(servers, path, scope, env)
+
+
+def load_servers(
+    servers: Mapping[str, object],
+    source: Path,
+    scope: Literal["user", "project"],
+    env: Mapping[str, str],
+) -> LoadedConfig:
+    """Servers from an `mcpServers` mapping that did not come from a file (an editor passed
+    them); `source` names where from in messages."""
+    loaded = LoadedConfig(source)
     for name, raw in servers.items():
         if isinstance(raw, dict) and raw.get("disabled") is True:
             loaded.disabled.append(name)
             continue
         try:
-            spec = parse_server(str(name), raw, source=path, scope=scope, env=env)
+            spec = parse_server(str(name), raw, source=source, scope=scope, env=env)
         except McpConfigError as exc:
             loaded.errors.append(f"MCP server not started: {exc}.")
             continue
