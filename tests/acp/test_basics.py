@@ -63,3 +63,39 @@ async def test_a_failed_turn_is_a_clear_error_and_the_session_stays_usable(
         answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("again")])
         assert answer.stop_reason == "end_turn"
         assert client.text().endswith("Recovered.")
+
+
+async def test_resources_links_and_slash_commands(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    from acp import embedded_text_resource, resource_block, resource_link_block
+
+    fake_openai.add_steps([{"content": "Seen."}, {"content": "Second."}])
+    client = ScriptedClient()
+    async with acp_agent(invincat_env, workspace, client) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities())
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        attached = f"file://{workspace}/app.py"
+        await conn.prompt(
+            session_id=sid,
+            prompt=[
+                text_block("review this"),
+                resource_block(embedded_text_resource(attached, "print('unsaved')\n")),
+                resource_link_block(name="README.md", uri=f"file://{workspace}/README.md"),
+            ],
+        )
+        sent = fake_openai.chat_requests()[-1]["messages"][-1]["content"]
+        assert "review this" in sent
+        assert f"Attached {workspace}/app.py:\n```\nprint('unsaved')\n" in sent
+        assert f"Referenced file: {workspace}/README.md" in sent
+
+        await conn.prompt(session_id=sid, prompt=[text_block("and again")])
+        requests_before = len(fake_openai.chat_requests())
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("/memory")])
+        assert answer.stop_reason == "end_turn"
+        assert "remembers nothing yet" in client.text()
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("/offload")])
+        assert answer.stop_reason == "end_turn"
+        assert "Offloaded" in client.text()
+        assert (workspace / ".invincat" / "offload" / f"{sid}.md").is_file()
+        assert len(fake_openai.chat_requests()) == requests_before  # no model call
