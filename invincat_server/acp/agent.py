@@ -105,7 +105,7 @@ class AcpSession:
     """Sends the running turn's events as updates; its result is the turn's status."""
     paused: asyncio.Future[None] | None = None
     """Set when the user chose to reply in text: the prompt answers, the turn waits."""
-    refining: ApprovalRequested | None = None
+    awaiting_reply: ApprovalRequested | None = None
     """The plan (refine) or question (answer) waiting for the text the next prompt carries."""
     approval_calls: dict[str, str] = field(default_factory=dict)
     """approval id → the tool call it is about (marked in progress once approved)."""
@@ -211,7 +211,7 @@ class InvincatAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
         acp_session = self._require(session_id)
         text = prompt_text(prompt)
-        if acp_session.refining is not None:
+        if acp_session.awaiting_reply is not None:
             return await self._reply(acp_session, text)
         if acp_session.turn is not None and not acp_session.turn.done:
             raise rpc_error(
@@ -263,7 +263,7 @@ class InvincatAgent:
 
     async def _reply(self, acp_session: AcpSession, text: str) -> PromptResponse:
         """The prompt is the text a paused plan (refine) or question (answer) waits for."""
-        request, acp_session.refining = acp_session.refining, None
+        request, acp_session.awaiting_reply = acp_session.awaiting_reply, None
         assert request is not None
         result = await acp_session.runtime.resolve(
             request.approval_id, reply_decision(request, text)
@@ -294,7 +294,7 @@ class InvincatAgent:
         finally:
             for task in list(acp_session.asks.values()):
                 task.cancel()
-            acp_session.refining = None  # the turn is over: nothing waits for a reply
+            acp_session.awaiting_reply = None  # the turn is over: nothing waits for a reply
         return str(turn.status or "failed")
 
     async def _send_event(self, acp_session: AcpSession, event: Any) -> None:
@@ -377,7 +377,7 @@ class InvincatAgent:
                 option_id == REPLY and request.kind == "question"
             )
             if wants_text:
-                acp_session.refining = request
+                acp_session.awaiting_reply = request
                 if acp_session.paused is not None and not acp_session.paused.done():
                     acp_session.paused.set_result(None)
                 ask = (
