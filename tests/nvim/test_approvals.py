@@ -1,6 +1,7 @@
-"""Approvals in Neovim: a proposed edit of an open, modified buffer shown as a native diff
-and as diagnostics, accepted through `vim.lsp.buf.code_action()` or rejected from the
-prompt; approving the approval under the cursor with `:Invincat approve`."""
+"""Approvals in Neovim: an approval never takes focus or reads keys when it arrives (typing
+in Insert mode as it arrives answers nothing); it is decided in the approval view
+(`:Invincat approvals`), with `:Invincat approve` on its chat line, or with the code actions
+on a proposed edit of an open, modified buffer (shown as a native diff and diagnostics)."""
 
 from __future__ import annotations
 
@@ -35,10 +36,13 @@ def test_accepting_the_code_action_edits_the_buffer_and_one_undo_restores_it(
     # The agent read the unsaved buffer, not the disk.
     read = next(m for m in fake_openai.chat_requests()[1]["messages"] if m["role"] == "tool")
     assert "buffer line one" in read["content"] and "disk line" not in read["content"]
-    # The prompt offered the decisions; the diff tab showed current vs proposed, in diff mode.
-    [asked] = [p for p in result["prompts"] if "Edit file notes.txt" in p["prompt"]]
-    assert asked["items"][0] == "Approve" and "Reject" in asked["items"]
-    assert any(item.startswith("Approve always: ") for item in asked["items"])
+    # Nothing opened or asked when it arrived; the approval view showed it with its diff
+    # and keys; the diff tab (`d`) showed current vs proposed, in diff mode.
+    assert result["arrived"] == {"same_window": True, "tabs": 1}
+    assert [p for p in result["prompts"] if p["kind"] == "select"] == []
+    assert "  ⚠ Edit file notes.txt" in result["view"]
+    assert "    +🐈 café: edited line two" in result["view"]
+    assert any("d side-by-side diff" in line for line in result["view"])
     current, proposed = result["diff_windows"]
     assert current["is_file_buffer"] and current["diff"] and proposed["diff"]
     assert proposed["name"].startswith("invincat://proposed/notes.txt")
@@ -70,6 +74,7 @@ def test_rejecting_from_the_prompt_leaves_the_buffer_unchanged(
     fake_openai.add_steps(_edit_steps({"content": "Leaving it."}))
     result = nvim("edit_reject", buffer=BUFFER)
 
+    assert result["in_view"]
     assert result["after"] == BUFFER
     assert (workspace / "notes.txt").read_text() == DISK
     assert result["tabs"] == 1 and result["diagnostics"] == 0
@@ -88,6 +93,8 @@ def test_invincat_approve_decides_the_approval_under_the_cursor(
     result = nvim("approve_at_cursor")
 
     assert (workspace / "hello.txt").read_text() == "hello\n"  # not open: written to disk
+    assert result["tabs_while_pending"] == 1 and result["prompts"] == []
+    assert result["hint"] == "  ← :Invincat approvals"
     assert result["status_while_pending"] == "waiting for approval"
     assert result["status_after"] == ""
     assert "Write file hello.txt — approved" in result["chat"]
@@ -106,7 +113,7 @@ def test_an_approval_left_pending_is_offered_after_a_restart_and_resumes_the_tur
 
     result = nvim("restart_resume")
     warned = [n["message"] for n in result["notifications"]]
-    assert any("1 approval(s) pending from an earlier session" in m for m in warned)
+    assert "Invincat: 1 approval(s) pending from an earlier session: :Invincat approvals" in warned
     assert "Write file hello.txt — approved" in result["chat"]
     assert "Resumed." in result["chat"]
     assert (workspace / "hello.txt").read_text() == "hello\n"
@@ -124,8 +131,48 @@ def test_a_question_from_the_agent_is_answered_from_its_options(
     )
     result = nvim("question")
 
+    assert "    ? Which file should I greet in?" in result["view"]
+    assert "      • b.txt" in result["view"]
     [asked] = [p for p in result["prompts"] if p["prompt"] == question["question"]]
     assert asked["items"] == ["a.txt", "b.txt", "Something else…"]
     answer = fake_openai.chat_requests()[-1]["messages"][-1]
     assert answer["role"] == "tool" and "b.txt" in answer["content"]
     assert "? Which file should I greet in? — answered" in result["chat"]
+
+
+def test_typing_in_insert_mode_as_an_approval_arrives_never_answers_it(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    write = {"path": "hello.txt", "content": "hello\n"}
+    fake_openai.add_steps(
+        [
+            # The approval arrives a while after the prompt, when the user is typing.
+            {"tool_calls": [{"name": "write_file", "arguments": write}], "delay": 2},
+            {"content": "Wrote it."},
+        ]
+    )
+    result = nvim("typing_during_approval", timeout=180)
+
+    typing = result["while_typing"]
+    assert "1\n1\n" in typing["typed"]  # lines that answered "1. Approve" before the fix
+    assert typing["written"] is False
+    assert typing["pending"] == 1
+    assert "Write file hello.txt — pending" in typing["chat"]
+    # Every typed key is in the user's buffer; the mode, window and tab did not change.
+    assert typing["lines"] == typing["typed"].split("\n")
+    assert typing["mode"] == "i" and typing["same_window"] and typing["tabs"] == 1
+    # Announced once the typing paused (not over it), still in Insert mode.
+    assert typing["announced"] == 0
+    assert result["announced_in_mode"] == "i"
+    [note] = [n["message"] for n in result["notifications"] if "approval" in n["message"]]
+    assert note == "Invincat: Write file hello.txt waiting: :Invincat approvals"
+
+    # Decided only by the explicit action: the view shows it, its diff and its keys.
+    view = result["view"]
+    assert "  ⚠ Write file hello.txt" in view and "    +hello" in view
+    assert any(line.strip().startswith("a approve · A approve always… · r reject") for line in view)
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+    assert "Write file hello.txt — approved" in result["chat"]
+    after = result["after"]
+    assert after["same_window"] and after["mode"] == "n" and after["tabs"] == 1
+    assert after["lines"] == typing["lines"]

@@ -51,7 +51,7 @@ def test_cancel_ends_the_turn_closes_its_approval_and_the_thread_goes_on(
     chat = result["chat"]
     assert "Write file notes.txt — closed" in chat
     assert chat.index("— turn cancelled —") < chat.index("Still here after the cancel.")
-    assert result["tabs_after_cancel"] == 1
+    assert result["tabs_after_cancel"] == 1 and not result["view_open_after_cancel"]
     assert not (workspace / "notes.txt").exists()
 
 

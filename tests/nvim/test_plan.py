@@ -44,7 +44,9 @@ def test_refining_then_approving_the_plan_runs_it_to_completed_todos(
     )
     result = nvim("plan")
 
+    assert not result["opened_by_itself"]  # announced; opened by :Invincat plan
     assert result["float_focused"] and result["float_relative"] == "editor"
+    assert result["focus_returned"]
     assert result["first"][0].strip().startswith("Proposed plan")
     assert "  1. [ ] Create hello.txt with a greeting" in result["first"]
     assert " a approve   r reject   f refine   q close" in result["first"]

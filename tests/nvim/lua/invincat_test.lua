@@ -13,6 +13,11 @@ T.prompts = {} ---@type {kind: string, prompt: string, items: string[]?, tabs: i
 local select_rules = {} ---@type {pattern: string, pick: fun(items: any[], labels: string[]): integer?}[]
 local input_rules = {} ---@type {pattern: string, answer: string?}[]
 
+--- Neovim's own `vim.ui.select` / `vim.ui.input` (prompts that read typed keys), for
+--- scenarios that must see what a user's keystrokes do; the others answer from rules.
+T.real_select = vim.ui.select
+T.real_input = vim.ui.input
+
 --- Error notifications fail the scenario at the next `T.wait` unless it expects them.
 T.allow_errors = false
 
@@ -152,13 +157,8 @@ function T.done(result)
   vim.cmd("qall!")
 end
 
---- Run the scenario; any error is written as the result and Neovim exits with 1.
----@param fn fun()
-function T.run(fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then
-    return
-  end
+---@param err any
+local function fail(err)
   local chat_ok, chat = pcall(T.chat_text)
   write({
     error = tostring(err),
@@ -170,5 +170,102 @@ function T.run(fn)
   io.stderr:write(tostring(err) .. "\n")
   vim.cmd("cquit 1")
 end
+
+--- Run the scenario; any error is written as the result and Neovim exits with 1.
+---@param fn fun()
+function T.run(fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if not ok then
+    fail(err)
+  end
+end
+
+---@param co thread
+local function resume(co)
+  local ok, err = coroutine.resume(co)
+  if not ok then
+    fail(debug.traceback(co, err))
+  end
+end
+
+--- Run a scenario that lets Neovim's main loop run between its steps: keys sent with
+--- `nvim_input` (real typing) are only read there, never inside `vim.wait`. `fn` runs in
+--- a coroutine and waits with `T.await`.
+---@param fn fun()
+function T.run_async(fn)
+  resume(coroutine.create(fn))
+end
+
+--- In `T.run_async`: wait until `condition()` is truthy, letting the main loop read keys
+--- and events meanwhile; fail after `ms` (default 60 s).
+---@param what string
+---@param condition fun(): any
+---@param ms? integer
+---@return any
+function T.await(what, condition, ms)
+  local co = assert(coroutine.running(), "T.await outside T.run_async")
+  local deadline = vim.uv.hrtime() + (ms or 60000) * 1e6
+  while true do
+    if T.unexpected then
+      error(T.unexpected)
+    end
+    local value = condition()
+    if value then
+      return value
+    end
+    if vim.uv.hrtime() > deadline then
+      error(("timed out waiting for %s"):format(what))
+    end
+    vim.defer_fn(function()
+      resume(co)
+    end, 20)
+    coroutine.yield()
+  end
+end
+
+--- Type like a person: `first` (e.g. "i"), then `line` again and again, one key every
+--- `interval` ms, with `nvim_input` from a libuv timer — so keys keep coming even while
+--- Neovim waits in a prompt — until `stop()` (at the end of a line). `typed()` is the
+--- text typed after `first`, `count()` the keys sent so far.
+---@param first string
+---@param line string[] keys of one line, ending with "<CR>"
+---@param interval integer
+function T.typist(first, line, interval)
+  local typed, count, stopping, stopped = {}, 0, false, false
+  local timer = assert(vim.uv.new_timer())
+  local queue = { first }
+  timer:start(interval, interval, function()
+    if #queue == 0 then
+      if stopping or count > 5000 then
+        stopped = true
+        timer:stop()
+        timer:close()
+        return
+      end
+      vim.list_extend(queue, line)
+    end
+    local key = table.remove(queue, 1)
+    if count > 0 then
+      table.insert(typed, key == "<CR>" and "\n" or key)
+    end
+    count = count + 1
+    vim.api.nvim_input(key) -- api-fast: allowed in a libuv callback
+  end)
+  return {
+    count = function()
+      return count
+    end,
+    stop = function()
+      stopping = true
+    end,
+    stopped = function()
+      return stopped
+    end,
+    typed = function()
+      return table.concat(typed)
+    end,
+  }
+end
+
 
 return T

@@ -1,4 +1,5 @@
--- A proposed edit of an open, modified buffer: shown as a diff tab and as diagnostics;
+-- A proposed edit of an open, modified buffer: shown as diagnostics at once, and in the
+-- approval view (`:Invincat approvals`) with its diff; `d` opens the native diff tab. It is
 -- accepted through vim.lsp.buf.code_action() → the server's workspace/applyEdit changes
 -- the buffer (not the file); one undo restores the user's unsaved text.
 local T = require("invincat_test")
@@ -9,16 +10,25 @@ T.run(function()
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, T.args.buffer)
   local before = T.lines(buf)
 
-  T.on_select("Edit file notes.txt", nil) -- dismiss the prompt: decide with the code action
   vim.cmd("Invincat chat rename line two")
+  local chat_win = vim.api.nvim_get_current_win()
 
   local diagnostic = T.wait("the pending edit's diagnostic", function()
     return vim.diagnostic.get(buf, { namespace = nil })[1]
   end)
   local approvals = require("invincat.approvals")
-  local approval = T.wait("the diff tab", function()
+  local approval = T.wait("the approval", function()
     local _, pending = next(approvals.pending())
-    return pending and pending.diff_tab and pending
+    return pending
+  end)
+  -- It arrived without opening anything: same window, one tab.
+  local arrived = { same_window = vim.api.nvim_get_current_win() == chat_win, tabs = #vim.api.nvim_list_tabpages() }
+
+  vim.cmd("Invincat approvals")
+  local view = T.lines(0)
+  vim.api.nvim_feedkeys("d", "x", false)
+  T.wait("the diff tab", function()
+    return approval.diff_tab
   end)
   local diff_windows = {}
   for _, win in ipairs(vim.api.nvim_tabpage_list_wins(approval.diff_tab)) do
@@ -64,6 +74,8 @@ T.run(function()
     undone = T.lines(buf),
     modified = vim.bo[buf].modified,
     diagnostic = { lnum = diagnostic.lnum, col = diagnostic.col, end_col = diagnostic.end_col, source = diagnostic.source },
+    arrived = arrived,
+    view = view,
     diff_windows = diff_windows,
     offered = offered,
     tabs_after = tabs_after,

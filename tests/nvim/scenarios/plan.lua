@@ -1,16 +1,22 @@
--- :Invincat plan: the plan float lists the proposed todos; `f` refines it with feedback
--- (vim.ui.input), `a` approves the second plan; the float follows the execution live.
+-- :Invincat plan: a proposed plan is announced, not opened; `:Invincat plan` opens the
+-- float listing the todos; `f` refines it with feedback (vim.ui.input), `a` approves the
+-- second plan and focus returns to where the user was; the float follows the execution
+-- live, and the plan's write is approved in the approval view.
 local T = require("invincat_test")
 
 T.run(function()
   local plan = require("invincat.plan")
+  local approvals = require("invincat.approvals")
   T.on_input("What should change in the plan?", "use a markdown file called greeting.md")
-  T.on_select("Write file greeting.md", "Approve")
 
   vim.cmd("Invincat plan add a greeting file")
+  local user_win = vim.api.nvim_get_current_win()
   T.wait("the first plan", function()
     return plan.state().phase == "proposed"
   end)
+  local opened_by_itself = plan.state().win ~= nil or vim.api.nvim_get_current_win() ~= user_win
+
+  vim.cmd("Invincat plan")
   local first = T.lines(plan.state().buf)
   local first_id = plan.state().approval_id
   local float_focused = vim.api.nvim_get_current_win() == plan.state().win
@@ -22,24 +28,39 @@ T.run(function()
   end)
   local second = T.lines(plan.state().buf)
 
-  vim.api.nvim_set_current_win(plan.state().win)
+  vim.cmd("Invincat plan")
   vim.api.nvim_feedkeys("a", "x", false)
+  local focus_returned = vim.api.nvim_get_current_win() == user_win
 
   local snapshots = {}
-  T.wait("the plan's turn to end", function()
-    local lines = T.lines(plan.state().buf)
-    local text = table.concat(lines, "\n")
+  local function snapshot()
+    local text = table.concat(T.lines(plan.state().buf), "\n")
     if snapshots[#snapshots] ~= text then
       table.insert(snapshots, text)
     end
+  end
+  T.wait("the plan's write to ask for approval", function()
+    snapshot()
+    for _, approval in pairs(approvals.pending()) do
+      if approval.event.kind == "tool" then
+        return true
+      end
+    end
+  end, 60000)
+  vim.cmd("Invincat approvals")
+  vim.api.nvim_feedkeys("a", "x", false)
+  T.wait("the plan's turn to end", function()
+    snapshot()
     return plan.state().phase == "done"
   end, 60000)
 
   T.done({
+    opened_by_itself = opened_by_itself,
     first = first,
     second = second,
     float_focused = float_focused,
     float_relative = float_config.relative,
+    focus_returned = focus_returned,
     snapshots = snapshots,
     final = T.lines(plan.state().buf),
     todos = plan.state().todos,

@@ -1,10 +1,14 @@
---- Approvals: the decision prompt (with the diff tab of a proposed file edit), decisions
---- on the approval under the cursor, and approvals left pending by an earlier session.
+--- Approvals: what is pending, how an arriving approval is announced, and the decisions.
 ---
---- Every approval can be decided from several places — this prompt, the chat line, the
---- code actions on the edited range (`vim.lsp.buf.code_action()`), the diff tab, another
---- editor — and the server lets the first decision win; the others are told why not.
+--- An approval that arrives never takes focus or reads keys — keys the user is typing
+--- would answer it. It is announced (a chat line with a hint, the chat's winbar, one short
+--- message once the user pauses typing) and decided only by an explicit action: the
+--- approval view (`:Invincat approvals`, <CR> on its chat line), `:Invincat approve|reject`,
+--- the code actions on the edited range, the diff tab, another editor. The server lets the
+--- first decision win; the others are told why not.
+local attention = require("invincat.attention")
 local diff = require("invincat.diff")
+local format = require("invincat.format")
 local invincat = require("invincat")
 local protocol = require("invincat.protocol")
 
@@ -16,12 +20,12 @@ local M = {}
 ---@field thread_id string
 ---@field turn_id string
 ---@field diff_tab? integer Tab page of the diff view, while it is open.
+---@field seq integer Arrival order.
+---@field announced? boolean
 
 ---@type table<string, invincat.Approval>
 local pending = {}
----@type string[]
-local prompt_queue = {}
-local prompting = false
+local arrivals = 0
 
 --- Pending approvals by id.
 ---@return table<string, invincat.Approval>
@@ -29,10 +33,68 @@ function M.pending()
   return pending
 end
 
+--- Pending approvals in the order they arrived.
+---@return invincat.Approval[]
+function M.list()
+  local list = vim.tbl_values(pending)
+  table.sort(list, function(a, b)
+    return a.seq < b.seq
+  end)
+  return list
+end
+
 ---@param event table
----@return boolean
-local function is_file_edit(event)
-  return event.kind == "tool" and type(event.path) == "string" and (event.proposed_text ~= nil or event.diff ~= nil)
+---@param thread_id string?
+---@param turn_id string?
+local function add(event, thread_id, turn_id)
+  arrivals = arrivals + 1
+  pending[event.approval_id] = {
+    id = event.approval_id,
+    event = event,
+    thread_id = thread_id,
+    turn_id = turn_id,
+    seq = arrivals,
+  }
+end
+
+local view = function()
+  return require("invincat.approval_view")
+end
+
+--- `message`, cut to fit on the command line: a longer message would open a "Press
+--- ENTER" prompt, which reads the next key the user types.
+---@param message string
+---@return string
+local function one_screen_line(message)
+  local room = math.max(20, vim.v.echospace - #"Invincat: " - 1)
+  if vim.fn.strdisplaywidth(message) <= room then
+    return message
+  end
+  return vim.fn.strcharpart(message, 0, room - 1) .. "…"
+end
+
+local announcing = false
+
+--- Say once, when the user pauses typing, that approvals are waiting.
+local function announce()
+  if announcing then
+    return
+  end
+  announcing = true
+  attention.when_quiet(function()
+    announcing = false
+    local list, fresh = M.list(), 0
+    for _, approval in ipairs(list) do
+      fresh = fresh + (approval.announced and 0 or 1)
+      approval.announced = true
+    end
+    if fresh == 0 then
+      return
+    end
+    local what = #list == 1 and vim.trim(format.approval_line(list[1].event):gsub("^%s*%S+%s*", ""):gsub(" — pending$", ""))
+      or ("%d approvals"):format(#list)
+    invincat.notify(one_screen_line(what .. " waiting: :Invincat approvals"), vim.log.levels.WARN)
+  end)
 end
 
 --- Send a decision. `extra` carries `scope`, `message`, `editedArgs`, `feedback`, `answers`.
@@ -73,23 +135,22 @@ function M.decide(id, decision, on_done)
   end)
 end
 
+--- Answer a question approval: each question's options with `vim.ui.select` (plus
+--- "Something else…"), or free text with `vim.ui.input`. Dismissing leaves it pending.
 ---@param approval invincat.Approval
----@param done fun()
-local function ask_questions(approval, done)
+function M.answer(approval)
   local questions = approval.event.questions or {}
   local answers = {}
   local function ask(i)
     local question = questions[i]
     if not question then
-      M.resolve(approval.id, "answer", { answers = answers })
-      return done()
+      return M.resolve(approval.id, "answer", { answers = answers })
     end
     local function take(answer)
-      if answer == nil then
-        return done() -- dismissed: still pending (`:Invincat approve|reject`, or <CR> in the chat)
+      if answer ~= nil then -- nil: dismissed, still pending
+        answers[i] = answer
+        ask(i + 1)
       end
-      answers[i] = answer
-      ask(i + 1)
     end
     local options = question.options or {}
     if #options == 0 then
@@ -106,104 +167,81 @@ local function ask_questions(approval, done)
   ask(1)
 end
 
+--- Approve always: pick the scope (session, workspace) the rule is remembered for.
 ---@param approval invincat.Approval
----@param done fun()
-local function ask_tool(approval, done)
-  local event = approval.event
-  if is_file_edit(event) and invincat.config.approvals.diff then
-    diff.open(approval, M.decide)
+function M.approve_always(approval)
+  local options = approval.event.always_options or {}
+  if #options == 0 then
+    invincat.notify("this approval offers no 'approve always'", vim.log.levels.WARN)
+    return
   end
-  -- The default vim.ui.select blocks in a prompt: show the diff and the chat line first.
-  vim.cmd.redraw()
+  vim.ui.select(options, {
+    prompt = "Invincat: approve always — which rule?",
+    kind = "invincat.approval_scope",
+    format_item = function(option)
+      return option.label
+    end,
+  }, function(option)
+    if option then
+      M.resolve(approval.id, "approve_always", { scope = option.scope })
+    end
+  end)
+end
+
+--- Run the call with arguments edited as JSON (`vim.ui.input`).
+---@param approval invincat.Approval
+function M.edit_arguments(approval)
+  local current = vim.json.encode(approval.event.args or vim.empty_dict())
+  vim.ui.input({ prompt = "Arguments (JSON): ", default = current }, function(text)
+    local ok, args = pcall(vim.json.decode, text or "")
+    if text and ok and type(args) == "table" then
+      M.resolve(approval.id, "edit", { editedArgs = args })
+    elseif text then
+      invincat.notify("not a JSON object; the approval is still pending", vim.log.levels.WARN)
+    end
+  end)
+end
+
+--- Every decision of a tool approval in one `vim.ui.select` (opened from the approval
+--- view's <CR>: an explicit action, never on arrival).
+---@param approval invincat.Approval
+function M.choose(approval)
+  local event = approval.event
   local items = { { label = "Approve", decision = "approve" } }
   for _, option in ipairs(event.always_options or {}) do
     table.insert(items, { label = "Approve always: " .. option.label, decision = "approve_always", scope = option.scope })
   end
   table.insert(items, { label = "Reject", decision = "reject" })
   table.insert(items, { label = "Edit arguments", decision = "edit" })
-  local title = event.description or event.tool_name or "approval"
   vim.ui.select(items, {
-    prompt = "Invincat: " .. title,
+    prompt = "Invincat: " .. (event.description or event.tool_name or "approval"),
     kind = "invincat.approval",
     format_item = function(item)
       return item.label
     end,
   }, function(choice)
     if not choice then
-      -- Dismissed: it stays pending (diff tab, code actions, chat line, :Invincat approve).
-      return done()
-    end
-    if choice.decision == "reject" then
-      return M.decide(approval.id, "reject", done)
+      return -- dismissed: still pending
+    elseif choice.decision == "reject" then
+      M.decide(approval.id, "reject")
     elseif choice.decision == "edit" then
-      vim.ui.input({ prompt = "Arguments (JSON): ", default = vim.json.encode(event.args or {}) }, function(text)
-        local ok, args = pcall(vim.json.decode, text or "")
-        if text and ok and type(args) == "table" then
-          M.resolve(approval.id, "edit", { editedArgs = args })
-        elseif text then
-          invincat.notify("not a JSON object; the approval is still pending", vim.log.levels.WARN)
-        end
-        done()
-      end)
-      return
+      M.edit_arguments(approval)
     else
       M.resolve(approval.id, choice.decision, choice.scope and { scope = choice.scope } or nil)
     end
-    done()
   end)
-end
-
-local function next_prompt()
-  if prompting then
-    return
-  end
-  local id = table.remove(prompt_queue, 1)
-  while id and not pending[id] do
-    id = table.remove(prompt_queue, 1)
-  end
-  if not id then
-    return
-  end
-  prompting = true
-  local function done()
-    prompting = false
-    vim.schedule(next_prompt)
-  end
-  local approval = pending[id]
-  if approval.event.kind == "plan" then
-    require("invincat.plan").show()
-    done()
-  elseif approval.event.kind == "question" then
-    ask_questions(approval, done)
-  else
-    ask_tool(approval, done)
-  end
-end
-
---- Ask for a decision (one prompt at a time; parallel tool calls queue up).
----@param id string
-function M.prompt(id)
-  if not pending[id] then
-    invincat.notify("that approval was already decided")
-    return
-  end
-  table.insert(prompt_queue, id)
-  vim.schedule(next_prompt)
 end
 
 ---@param params invincat.EventParams
 function M.on_requested(params)
   local event = params.event
-  pending[event.approval_id] = {
-    id = event.approval_id,
-    event = event,
-    thread_id = params.threadId,
-    turn_id = params.turnId,
-  }
+  add(event, params.threadId, params.turnId)
   if event.kind == "plan" then
     require("invincat.plan").on_requested(params)
-  elseif invincat.config.approvals.prompt then
-    M.prompt(event.approval_id)
+  end
+  view().refresh()
+  if invincat.config.approvals.notify then
+    announce()
   end
 end
 
@@ -214,6 +252,7 @@ function M.forget(id)
   if approval then
     pending[id] = nil
     diff.close(approval)
+    view().refresh(id)
   end
 end
 
@@ -242,27 +281,29 @@ function M.restore_pending()
     local restored = {}
     for _, event in ipairs(result.approvals or {}) do
       if not pending[event.approval_id] then
-        pending[event.approval_id] = { id = event.approval_id, event = event, thread_id = event.thread_id }
+        add(event, event.thread_id, nil)
+        pending[event.approval_id].announced = true
         table.insert(restored, event)
       end
     end
     if #restored > 0 then
       require("invincat.chat").show_restored(restored)
-      invincat.notify(
-        ("%d approval(s) pending from an earlier session; :Invincat chat shows them, :Invincat approve / reject decide"):format(
-          #restored
-        ),
-        vim.log.levels.WARN
-      )
+      view().refresh()
+      attention.when_quiet(function()
+        local message = ("%d approval(s) pending from an earlier session: :Invincat approvals"):format(#restored)
+        invincat.notify(one_screen_line(message), vim.log.levels.WARN)
+      end)
     end
   end)
 end
 
---- The approval the cursor is on: a chat line, the plan float, a diff tab, or a pending
---- edit's diagnostic in a file buffer.
+--- The approval the cursor is on: the approval view, a chat line, the plan float, a diff
+--- tab, or a pending edit's diagnostic in a file buffer.
 ---@return string?
 function M.at_cursor()
-  local id = require("invincat.chat").approval_at_cursor() or require("invincat.plan").approval_at_cursor()
+  local id = view().approval_at_cursor()
+    or require("invincat.chat").approval_at_cursor()
+    or require("invincat.plan").approval_at_cursor()
   if id then
     return id
   end

@@ -41,7 +41,9 @@ for name, link in pairs({
   vim.api.nvim_set_hl(0, name, { link = link, default = true })
 end
 
-local HINT = "i ask · <CR> decide the approval under the cursor · <C-c> cancel · q close"
+local HINT = "i ask · <CR> open the approval under the cursor · <C-c> cancel · q close"
+--- Shown after a pending approval's line: how to decide it.
+local APPROVAL_HINT = { { "  ← :Invincat approvals", "InvincatStatus" } }
 
 --- The current thread id (nil before the first prompt).
 ---@return string?
@@ -79,11 +81,11 @@ local function set_keymaps(buf)
   map("<CR>", function()
     local id = M.approval_at_cursor()
     if id then
-      require("invincat.approvals").prompt(id)
+      require("invincat.approval_view").open(id)
     else
       M.ask()
     end
-  end, "Invincat: decide the approval under the cursor, or ask")
+  end, "Invincat: open the approval under the cursor, or ask")
   map("<C-c>", M.cancel, "Invincat: cancel the running turn")
   map("q", M.close, "Invincat: close the chat window")
 end
@@ -211,7 +213,8 @@ function M.on_event(params)
     append({ ("%s%s %s: %s"):format(indent, icon, event.name or "?", format.one_line(first, 120)) }, hl)
   elseif kind == "approval_requested" then
     local row = append({ format.approval_line(event) }, "InvincatApproval")
-    state.marks[event.approval_id] = vim.api.nvim_buf_set_extmark(state.buf, approvals_ns, row, 0, {})
+    state.marks[event.approval_id] =
+      vim.api.nvim_buf_set_extmark(state.buf, approvals_ns, row, 0, { virt_text = APPROVAL_HINT })
     state.waiting = state.waiting + 1
   elseif kind == "approval_resolved" then
     if state.marks[event.approval_id] then
@@ -261,7 +264,8 @@ function M.show_restored(events)
   append({ ("── %d approval(s) pending from an earlier session ──"):format(#events) }, "InvincatStatus")
   for _, event in ipairs(events) do
     local row = append({ format.approval_line(event) }, "InvincatApproval")
-    state.marks[event.approval_id] = vim.api.nvim_buf_set_extmark(state.buf, approvals_ns, row, 0, {})
+    state.marks[event.approval_id] =
+      vim.api.nvim_buf_set_extmark(state.buf, approvals_ns, row, 0, { virt_text = APPROVAL_HINT })
   end
   append({ "" })
 end

@@ -45,10 +45,12 @@ end
 
 --- Show a proposed file edit as a native diff in a new tab: the current text (the open
 --- buffer itself when loaded, so its unsaved changes show) against the proposed text.
---- In the proposed side, `ga` / `gr` call `decide(id, "approve" | "reject")`, `q` closes.
+--- In the proposed side, `ga` / `gr` call `decide(id, "approve" | "reject")`, `q` closes
+--- the tab and calls `on_close`. Opened only on request (the approval view's `d`).
 ---@param approval invincat.Approval
 ---@param decide fun(id: string, decision: "approve"|"reject")
-function M.open(approval, decide)
+---@param on_close? fun()
+function M.open(approval, decide, on_close)
   if approval.diff_tab and vim.api.nvim_tabpage_is_valid(approval.diff_tab) then
     vim.api.nvim_set_current_tabpage(approval.diff_tab)
     return
@@ -96,7 +98,11 @@ function M.open(approval, decide)
   end
   vim.keymap.set("n", "q", function()
     M.close(approval)
+    if on_close then
+      on_close()
+    end
   end, { buffer = proposed, desc = "Invincat: close the diff (the approval stays pending)" })
+  vim.wo.winbar = "%#InvincatHeader# Proposed%#InvincatStatus#  ga approve · gr reject · q back"
   approval.diff_tab = tab
 end
 

@@ -16,8 +16,7 @@ local M = {}
 ---@field height? number Bottom split height in lines, or a fraction when < 1.
 
 ---@class invincat.ApprovalsConfig
----@field prompt? boolean Ask with `vim.ui.select` as soon as an approval arrives (else only mark it in the chat; decide with `:Invincat approve|reject`).
----@field diff? boolean Show a file edit as a native diff (current vs proposed) in a new tab.
+---@field notify? boolean Say with one short `vim.notify` message (once the user pauses typing) that approvals are waiting. Approvals never open a prompt or take focus by themselves.
 
 ---@class invincat.MemoryConfig
 ---@field width? integer Sidebar width in columns.
@@ -39,7 +38,7 @@ local defaults = {
   root_markers = { ".git" },
   autostart = false,
   chat = { layout = "split", position = "right", width = 0.4, height = 0.35 },
-  approvals = { prompt = true, diff = true },
+  approvals = { notify = true },
   memory = { width = 48, position = "left" },
 }
 
@@ -379,6 +378,9 @@ local subcommands = {
   end,
   threads = function()
     require("invincat.threads").pick()
+  end,
+  approvals = function()
+    require("invincat.approval_view").open(require("invincat.approvals").at_cursor())
   end,
   approve = function()
     require("invincat.approvals").decide_at_cursor("approve")

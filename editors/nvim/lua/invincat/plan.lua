@@ -19,6 +19,7 @@ local M = {}
 ---@field outcome string? How the turn ended (phase "done").
 ---@field buf integer?
 ---@field win integer?
+---@field origin integer? The window the user opened the float from; focus returns there after a decision.
 local state = { phase = "idle", todos = {} }
 
 local HEADERS = {
@@ -101,8 +102,13 @@ local function render()
   end
 end
 
---- Open (or focus) the plan float.
+--- Open (or focus) the plan float — only on the user's request (`:Invincat plan`, the
+--- approval view): a proposed plan never takes focus by itself.
 function M.show()
+  local here = vim.api.nvim_get_current_win()
+  if here ~= state.win then
+    state.origin = here
+  end
   if not (state.buf and vim.api.nvim_buf_is_valid(state.buf)) then
     local buf = ui.scratch_buffer("invincat://plan", "invincat-plan")
     set_keymaps(buf)
@@ -125,12 +131,36 @@ function M.show()
   render()
 end
 
+--- Back to the window the float was opened from (the float stays, showing the plan).
+local function return_focus()
+  if state.win and vim.api.nvim_get_current_win() == state.win then
+    if state.origin and vim.api.nvim_win_is_valid(state.origin) then
+      vim.api.nvim_set_current_win(state.origin)
+    end
+  end
+end
+
 --- Close the float (the plan and its approval are kept; `:Invincat plan` reopens it).
 function M.close()
+  local leaving = state.win and vim.api.nvim_get_current_win() == state.win
   if state.win and vim.api.nvim_win_is_valid(state.win) then
     vim.api.nvim_win_close(state.win, true)
   end
   state.win = nil
+  if leaving and state.origin and vim.api.nvim_win_is_valid(state.origin) then
+    vim.api.nvim_set_current_win(state.origin)
+  end
+end
+
+--- Ask for feedback (`vim.ui.input`) and send it as a `refine` decision on plan approval `id`.
+---@param id string
+function M.refine(id)
+  vim.ui.input({ prompt = "What should change in the plan? " }, function(feedback)
+    if feedback and vim.trim(feedback) ~= "" then
+      require("invincat.approvals").resolve(id, "refine", { feedback = feedback })
+      return_focus()
+    end
+  end)
 end
 
 --- `:Invincat plan [prompt]`: plan mode on the current thread; without a prompt, reopen
@@ -170,15 +200,10 @@ function M.decide(decision)
     invincat.notify("no plan is waiting for a decision")
     return
   end
-  local approvals = require("invincat.approvals")
-  if decision ~= "refine" then
-    return approvals.decide(id, decision)
+  if decision == "refine" then
+    return M.refine(id)
   end
-  vim.ui.input({ prompt = "What should change in the plan? " }, function(feedback)
-    if feedback and vim.trim(feedback) ~= "" then
-      approvals.resolve(id, "refine", { feedback = feedback })
-    end
-  end)
+  require("invincat.approvals").decide(id, decision, return_focus)
 end
 
 --- The plan approval, when the cursor is in the plan float.
@@ -196,7 +221,7 @@ function M.on_requested(params)
   state.approval_id = event.approval_id
   state.thread_id = params.threadId
   state.todos = vim.deepcopy(event.todos or {})
-  M.show()
+  render() -- in place if the float is open; announced like any approval, never focused
 end
 
 ---@param params invincat.EventParams
