@@ -131,6 +131,27 @@ test("a question card has one answer box per question and option buttons", () =>
   assert.match(html, /class="answer" data-index="0"/);
 });
 
+test("no approval card takes focus or decides on a key: no autofocus, no form that Enter submits", () => {
+  // Cards are appended while the user types in the prompt box (issue 13 §4): they must not
+  // move the focus, and Enter in a card's text field (reject message, feedback, answer)
+  // must not submit a decision — only a click (or Space/Enter on a button the user
+  // focused) decides.
+  const plan: ApprovalEntry = {
+    ...edit,
+    id: "p",
+    request: { type: "approval_requested", approval_id: "ap_p", kind: "plan", thread_id: "t", todos: [{ content: "a", status: "pending" }] },
+  };
+  const question: ApprovalEntry = {
+    ...edit,
+    id: "q",
+    request: { type: "approval_requested", approval_id: "ap_q", kind: "question", thread_id: "t", questions: [{ question: "Which?", options: ["x"] }] },
+  };
+  for (const entry of [edit, plan, question]) {
+    const html = renderApproval(entry);
+    assert.ok(!/autofocus|tabindex|<form|type="submit"|accesskey/i.test(html), html);
+  }
+});
+
 test("the todo panel counts completed items and marks statuses", () => {
   const html = renderTodosPanel([
     { content: "a", status: "completed" },
