@@ -154,7 +154,7 @@ def test_typing_in_insert_mode_as_an_approval_arrives_never_answers_it(
     result = nvim("typing_during_approval", timeout=180)
 
     typing = result["while_typing"]
-    assert "1\n1\n" in typing["typed"]  # lines that answered "1. Approve" before the fix
+    assert "1\n1\n1\n" in typing["typed"]  # lines that answered "1: Approve" before the fix
     assert typing["written"] is False
     assert typing["pending"] == 1
     assert "Write file hello.txt — pending" in typing["chat"]
@@ -176,3 +176,30 @@ def test_typing_in_insert_mode_as_an_approval_arrives_never_answers_it(
     after = result["after"]
     assert after["same_window"] and after["mode"] == "n" and after["tabs"] == 1
     assert after["lines"] == typing["lines"]
+
+
+def test_typing_on_the_command_line_as_an_approval_arrives_keeps_every_key(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    write = {"path": "hello.txt", "content": "hello\n"}
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": write}], "delay": 2},
+            {"content": "Not writing it."},
+        ]
+    )
+    result = nvim("cmdline_during_approval", timeout=180)
+
+    cmdline = result["on_cmdline"]
+    assert cmdline["mode"] == "c" and cmdline["cmdline"] == cmdline["typed"]
+    assert cmdline["typed"].startswith("1111")
+    assert cmdline["same_window"] and cmdline["tabs"] == 1
+    assert cmdline["pending"] == 1 and cmdline["written"] is False
+    assert cmdline["announced"] == 0  # not over the command line, even during a pause
+
+    # Rejected in the approval view, the reason typed at Neovim's own input() prompt.
+    assert not (workspace / "hello.txt").exists()
+    assert "Write file hello.txt — rejected" in result["chat"]
+    told = fake_openai.chat_requests()[-1]["messages"][-1]
+    assert told["role"] == "tool" and "not now" in told["content"]
+    assert result["after"]["mode"] == "n" and result["after"]["tabs"] == 1

@@ -1,5 +1,7 @@
--- The user types lines starting with "1" in Insert mode while a write asks for approval,
--- with Neovim's own vim.ui.select (which reads typed keys, and whose item 1 is "Approve").
+-- The user types lines "1<CR>" in Insert mode while a write asks for approval, with
+-- Neovim's own vim.ui.select: its inputlist() reads a typed line as the item number, so
+-- before the fix a prompt that opened before a "1" chose item 1, "Approve" (one that
+-- opened before a <CR> was dismissed, and the following keys went into the diff tab).
 -- Nothing may answer the approval: the keys land in the user's buffer, the window, tab
 -- and mode stay. Then the user decides explicitly (:Invincat approvals, `a`) and is back
 -- in the window they were typing in.
