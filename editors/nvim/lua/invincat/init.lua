@@ -218,6 +218,7 @@ end
 ---@param client vim.lsp.Client
 local function on_init(client)
   create_autocmds() -- also for a client started by vim.lsp.enable()
+  require("invincat.attention") -- watch keys before the first approval (see M.start)
   local queued = waiting
   waiting = {}
   for _, work in ipairs(queued) do
@@ -289,6 +290,9 @@ function M.start()
   end
   client_id = id
   create_autocmds()
+  -- Start watching keys now, so an approval that arrives in the middle of typing is
+  -- known to (its announcement waits for a pause).
+  require("invincat.attention")
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
     if is_project_file(bufnr) then
       vim.lsp.buf_attach_client(bufnr, id)
