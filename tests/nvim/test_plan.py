@@ -66,3 +66,26 @@ def test_refining_then_approving_the_plan_runs_it_to_completed_todos(
     assert (workspace / "greeting.md").read_text() == "# Hello\n"
     assert "Plan proposed (2 steps) — refinement requested" in result["chat"]
     assert "Plan proposed (2 steps) — approved" in result["chat"]
+
+
+def test_a_plan_arriving_while_the_user_edits_takes_no_key(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    write_todos, approve_plan = _proposal(PLAN_A)
+    # The plan arrives a while after the prompt, when the user is editing.
+    fake_openai.add_steps([{**write_todos, "delay": 2}, approve_plan])
+    result = nvim("plan_while_typing", timeout=180)
+
+    typing = result["while_typing"]
+    # Each "ax<Esc>" appended an x to the user's line; none reached the plan.
+    assert typing["typed"].startswith("ax<Esc>ax<Esc>")
+    assert typing["line"] == "x" * typing["typed"].count("ax<Esc>")
+    assert typing["phase"] == "proposed" and not typing["float_open"]
+    assert typing["mode"] == "n" and typing["same_window"]
+    assert "Plan proposed (2 steps) — pending" in typing["chat"]
+
+    # Rejected explicitly in the float: the planner is told why, nothing ran.
+    assert result["phase"] == "rejected"
+    assert "Plan proposed (2 steps) — rejected" in result["chat"]
+    assert "The user rejected the plan: not now" in result["chat"]
+    assert len(fake_openai.chat_requests()) == 2  # the main agent never ran
