@@ -183,6 +183,33 @@ def test_cut_is_a_protocol_error_for_plain_httpx(fake_openai: FakeOpenAIServer) 
     assert len(lines) == 3  # role chunk + 2 content chunks, then the cut
 
 
+async def test_truncate_ends_the_stream_cleanly_without_finish_reason_or_done(
+    fake_openai: FakeOpenAIServer,
+) -> None:
+    fake_openai.add_steps([{"fault": "truncate", "content": "x" * 64, "cut_after_chunks": 2}])
+    body = {"model": "m", "messages": [], "stream": True}
+    with httpx.stream("POST", f"{fake_openai.base_url}/chat/completions", json=body) as response:
+        lines = [line for line in response.iter_lines() if line]  # no protocol error
+    assert len(lines) == 3  # role chunk + 2 content chunks, then a clean end
+    assert "[DONE]" not in " ".join(lines)
+    assert all(json.loads(line[6:])["choices"][0]["finish_reason"] is None for line in lines)
+    # The SDK and LangChain see a normal end of stream: only a finish_reason check notices.
+    fake_openai.add_steps([{"fault": "truncate", "content": "y" * 64, "cut_after_chunks": 2}])
+    chunks = [chunk async for chunk in chat(fake_openai).astream("hi")]
+    assert "".join(str(c.content) for c in chunks) == "y" * 16
+    assert all(not c.response_metadata.get("finish_reason") for c in chunks)
+
+
+def test_truncate_non_streaming_is_a_well_formed_half_answer(
+    fake_openai: FakeOpenAIServer,
+) -> None:
+    fake_openai.add_steps([{"fault": "truncate", "content": "abcdefgh"}])
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    answer = httpx.post(f"{fake_openai.base_url}/chat/completions", json=body).json()
+    assert answer["choices"][0]["message"]["content"] == "abcd"
+    assert answer["choices"][0]["finish_reason"] is None
+
+
 async def test_hang_times_out(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.add_steps([{"fault": "hang"}])
     started = time.monotonic()

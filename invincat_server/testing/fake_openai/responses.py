@@ -36,7 +36,14 @@ async def send_completion(
     headers: list[tuple[str, str]],
 ) -> None:
     """A non-streaming `chat.completion` answer (or half of one, for `cut`)."""
-    payload = json.dumps(completion_object(reply)).encode()
+    answer = completion_object(reply)
+    if step.get("fault") == "truncate":
+        # A well-formed body that stops early: half the text, no tool calls, no finish_reason.
+        message = answer["choices"][0]["message"]
+        message["content"] = reply.content[: len(reply.content) // 2]
+        message.pop("tool_calls", None)
+        answer["choices"][0]["finish_reason"] = None
+    payload = json.dumps(answer).encode()
     if step.get("fault") != "cut":
         await send_response(writer, 200, payload, headers=headers)
         return
@@ -59,12 +66,14 @@ async def send_stream(
 ) -> None:
     """An SSE stream of `chat.completion.chunk` events in a chunked body.
 
-    For `cut`, stop after some events without the terminating chunk or `[DONE]`.
+    For `cut`, stop after some events and drop the connection mid-body. For `truncate`,
+    stop after the same events but end the HTTP body properly: no finish chunk, no
+    `[DONE]`, yet nothing a transport layer would call an error.
     """
     chunks = stream_chunks(reply, include_usage=include_usage)
     events = [sse_event(chunk) for chunk in chunks] + [sse_event("[DONE]")]
     cut = step.get("fault") == "cut"
-    if cut:
+    if cut or step.get("fault") == "truncate":
         # Body chunks sit between the role chunk and the finish (+ usage) chunks.
         body_count = len(chunks) - 2 - (1 if include_usage else 0)
         keep = min(step.get("cut_after_chunks", max(1, body_count // 2)), body_count)

@@ -50,6 +50,9 @@ MATCH_KEYS = frozenset(
 TOOL_CALL_KEYS = frozenset({"name", "arguments", "arguments_raw", "id"})
 USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
 HTTP_FAULT = re.compile(r"^http_(\d{3})$")
+# `cut` breaks the connection mid-answer; `truncate` ends the answer cleanly but early (no
+# finish_reason, no [DONE]), which no transport layer notices; `hang` never answers.
+NAMED_FAULTS = frozenset({"cut", "truncate", "hang"})
 
 
 class ScenarioError(ValueError):
@@ -127,10 +130,10 @@ def validate_step(step: object, index: int | None = None) -> Step:
     fault = step.get("fault")
     if fault is not None:
         status = http_fault_status(fault) if isinstance(fault, str) else None
-        if fault not in ("cut", "hang") and (status is None or not 400 <= status <= 599):
+        if fault not in NAMED_FAULTS and (status is None or not 400 <= status <= 599):
             raise ScenarioError(
                 f"{where}: unknown fault {fault!r} (use http_500, http_429, http_<4xx|5xx>, "
-                "cut or hang)"
+                "cut, truncate or hang)"
             )
     if fault is None and "content" not in step and "tool_calls" not in step:
         raise ScenarioError(f"{where}: needs `content`, `tool_calls` or `fault`")
