@@ -13,6 +13,11 @@ class ModelOutputError(RuntimeError):
     """The model produced output the agent cannot act on (e.g. malformed tool arguments)."""
 
 
+class IncompleteResponseError(RuntimeError):
+    """A streamed answer ended without saying it was finished (no `finish_reason`): the
+    server closed the stream early and the text or tool calls so far may be cut off."""
+
+
 class UnknownThreadError(SessionError):
     pass
 
@@ -44,6 +49,8 @@ def describe_error(exc: BaseException, settings: Settings) -> str:
     where = settings.base_url or "the default OpenAI endpoint"
     if isinstance(exc, ModelOutputError):
         return str(exc)
+    if isinstance(exc, IncompleteResponseError):
+        return f"The connection to the model server at {where} broke mid-response: {exc}"
     if isinstance(exc, openai.RateLimitError):
         return (
             f"The model server at {where} is rate-limiting requests (HTTP 429) and still was "

@@ -10,36 +10,49 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.config import ConfigError, Settings
-from invincat_server.runtime.errors import ModelOutputError
+from invincat_server.runtime.errors import IncompleteResponseError, ModelOutputError
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
 
 
-class _ToolArgsChecker:
-    """Collects streamed tool-call argument fragments and checks they form valid JSON.
+class _StreamChecker:
+    """Watches a streamed answer and refuses one that cannot be trusted to be whole.
 
-    LangChain parses streamed arguments leniently (a truncated `{"content": "hel` becomes
-    `{"content": "hel"}`), which would let a cut-off write be proposed as if it were whole.
-    We refuse such a response instead: the turn fails with a clear error.
+    - Tool-call arguments must be valid JSON. LangChain parses streamed arguments
+      leniently (a truncated `{"content": "hel` becomes `{"content": "hel"}`), which would let
+      a cut-off write be proposed as if it were whole.
+    - The answer must end with a `finish_reason`. A server that closes the stream early but
+      cleanly (no finish chunk, no `[DONE]`) raises nothing in httpx, the SDK or LangChain,
+      so half an answer would otherwise pass for a completed turn.
     """
 
     def __init__(self) -> None:
         self.calls: dict[int, dict[str, str]] = {}
+        self.finished = False
 
     def add(self, chunk: Any) -> None:
+        if (chunk.generation_info or {}).get("finish_reason"):
+            self.finished = True
         for part in getattr(chunk.message, "tool_call_chunks", None) or []:
             entry = self.calls.setdefault(part.get("index") or 0, {"name": "", "args": ""})
             entry["name"] = entry["name"] or (part.get("name") or "")
             entry["args"] += part.get("args") or ""
 
     def check(self) -> None:
+        # An early end explains malformed arguments too, so it is reported first.
+        if not self.finished:
+            raise IncompleteResponseError(
+                "the stream ended without a finish_reason (no [DONE]), so the answer is "
+                "incomplete and was not used."
+            )
         for entry in self.calls.values():
+            name = entry["name"] or "?"
             try:
                 json.loads(entry["args"] or "{}")
             except json.JSONDecodeError as exc:
                 raise ModelOutputError(
-                    f"The model sent malformed arguments for tool `{entry['name'] or '?'}` "
+                    f"The model sent malformed arguments for tool `{name}` "
                     f"({exc.msg}): {entry['args'][:120]!r}"
                 ) from None
 
@@ -49,17 +62,18 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
     from langchain_openai import ChatOpenAI
 
     class StrictChatOpenAI(ChatOpenAI):
-        """ChatOpenAI that rejects streamed tool calls whose arguments are not valid JSON."""
+        """ChatOpenAI that rejects streamed answers that ended early or whose tool
+        arguments are not valid JSON (see `_StreamChecker`)."""
 
         def _stream(self, *args: Any, **kwargs: Any) -> Any:
-            checker = _ToolArgsChecker()
+            checker = _StreamChecker()
             for chunk in super()._stream(*args, **kwargs):
                 checker.add(chunk)
                 yield chunk
             checker.check()
 
         async def _astream(self, *args: Any, **kwargs: Any) -> Any:
-            checker = _ToolArgsChecker()
+            checker = _StreamChecker()
             async for chunk in super()._astream(*args, **kwargs):
                 checker.add(chunk)
                 yield chunk

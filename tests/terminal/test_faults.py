@@ -15,6 +15,21 @@ FAULTS = {
     "http_429": ({"fault": "http_429", "retry_after": 0, "times": 3}, "rate-limiting"),
     "cut": ({"fault": "cut", "content": "This answer will be cut"}, "broke mid-response"),
     "hang": ({"fault": "hang", "times": 3}, "did not answer within"),
+    # The server ends the stream cleanly but early: no finish_reason, no [DONE].
+    "truncate": (
+        {"fault": "truncate", "content": "The first half. The second half never comes."},
+        "broke mid-response: the stream ended without a finish_reason",
+    ),
+    "truncate_tool_call": (
+        {
+            "fault": "truncate",
+            "cut_after_chunks": 3,
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "a.txt", "content": "x" * 200}}
+            ],
+        },
+        "broke mid-response",
+    ),
     "malformed": (
         {"tool_calls": [{"name": "write_file", "arguments_raw": '{"path": "a.txt", "cont'}]},
         "malformed arguments for tool `write_file`",
@@ -37,10 +52,14 @@ def test_fault_ends_the_turn_with_a_clear_error_and_the_thread_stays_usable(
     assert result.events[-1]["type"] == "turn_end" and result.events[-1]["status"] == "failed"
     assert "Traceback" not in result.stderr
     assert not (workspace / "a.txt").exists()
+    assert result.of_type("approval_requested") == []
 
     again = run_invincat(["chat", "again", "--resume", "--json", "--cwd", str(workspace)], env)
     assert again.code == 0, again.stdout + again.stderr
     assert "Recovered." in "".join(e["text"] for e in again.of_type("message_delta"))
+    # Nothing of the broken answer was kept in the thread the model sees next.
+    resent = fake_openai.chat_requests()[-1]["messages"]
+    assert [m["role"] for m in resent if m["role"] != "system"] == ["user", "user"], resent
 
 
 def test_a_single_429_is_retried_and_the_turn_succeeds(
