@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class _StreamChecker:
     """Watches a streamed answer and refuses one that cannot be trusted to be whole.
 
-    - Tool-call arguments must be valid JSON. LangChain parses streamed arguments
+    - Tool-call arguments must form a JSON object. LangChain parses streamed arguments
       leniently (a truncated `{"content": "hel` becomes `{"content": "hel"}`), which would let
       a cut-off write be proposed as if it were whole.
     - The answer must end with a `finish_reason`. A server that closes the stream early but
@@ -49,12 +49,23 @@ class _StreamChecker:
         for entry in self.calls.values():
             name = entry["name"] or "?"
             try:
-                json.loads(entry["args"] or "{}")
+                args = json.loads(entry["args"] or "{}")
             except json.JSONDecodeError as exc:
                 raise ModelOutputError(
                     f"The model sent malformed arguments for tool `{name}` "
                     f"({exc.msg}): {entry['args'][:120]!r}"
                 ) from None
+            if not isinstance(args, dict):
+                raise ModelOutputError(
+                    f"The model sent arguments for tool `{name}` that are valid JSON but not "
+                    f"a JSON object (got {_json_kind(args)}); tool arguments must be an "
+                    f"object: {entry['args'][:120]!r}"
+                )
+
+
+def _json_kind(value: Any) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
 
 
 @cache
@@ -63,7 +74,7 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
 
     class StrictChatOpenAI(ChatOpenAI):
         """ChatOpenAI that rejects streamed answers that ended early or whose tool
-        arguments are not valid JSON (see `_StreamChecker`)."""
+        arguments are not a JSON object (see `_StreamChecker`)."""
 
         def _stream(self, *args: Any, **kwargs: Any) -> Any:
             checker = _StreamChecker()

@@ -34,6 +34,10 @@ FAULTS = {
         {"tool_calls": [{"name": "write_file", "arguments_raw": '{"path": "a.txt", "cont'}]},
         "malformed arguments for tool `write_file`",
     ),
+    "array_args": (
+        {"tool_calls": [{"name": "write_file", "arguments": ["a.txt", "x"]}]},
+        "not a JSON object (got an array)",
+    ),
 }
 
 

@@ -1,6 +1,6 @@
 """The model client refuses answers it cannot trust to be whole (real ChatOpenAI against the
-fake server): a stream that ends without a finish_reason. Turn-level behaviour (error
-event, exit 1) is in tests/terminal/test_faults.py."""
+fake server): a stream that ends without a finish_reason, tool arguments that are not an
+object. Turn-level behaviour (error event, exit 1) is in tests/terminal/test_faults.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from invincat_server.runtime.config import Settings
-from invincat_server.runtime.errors import IncompleteResponseError
+from invincat_server.runtime.errors import IncompleteResponseError, ModelOutputError
 from invincat_server.runtime.models import build_chat_model
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 
@@ -37,3 +37,17 @@ async def test_a_stream_without_finish_reason_is_refused(
 async def test_a_whole_stream_is_accepted(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
     fake_openai.add_steps([{"content": "a whole answer", "chunk_size": 4}])
     assert (await model_for(fake_openai, tmp_path).ainvoke("hi")).content == "a whole answer"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "kind"),
+    [(["a.txt", "x"], "an array"), ("a.txt", "a string"), (3, "a number"), (None, "null")],
+)
+async def test_tool_arguments_must_be_a_json_object(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, arguments: object, kind: str
+) -> None:
+    fake_openai.add_steps([{"tool_calls": [{"name": "write_file", "arguments": arguments}]}])
+    with pytest.raises(ModelOutputError) as caught:
+        await model_for(fake_openai, tmp_path).ainvoke("hi")
+    message = str(caught.value)
+    assert f"not a JSON object (got {kind})" in message and "not valid JSON" not in message
