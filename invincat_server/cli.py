@@ -12,6 +12,7 @@ import sys
 from invincat_server import __version__
 
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, like `seq 1000000 | head -1`
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +59,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # inside the try: a closed pipe often shows only at this flush
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+    return code
+
+
+def _quiet_broken_pipe() -> int:
+    """Whoever read our stdout stopped (`invincat threads list | head -1`): exit quietly,
+    with the code a process killed by SIGPIPE has, instead of a traceback. Python ignores
+    SIGPIPE (so sockets to the model server cannot kill us), hence the exception."""
+    import os
+
+    # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
+
+
+def _run(argv: list[str] | None) -> int:
     if (sys.argv[1:] if argv is None else argv) == ["--stdio"]:
         # What editors launch, on every start: skip building the whole CLI (~10 ms of
         # imports and subparsers before the server can answer `initialize`).
