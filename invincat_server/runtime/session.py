@@ -359,13 +359,46 @@ class Session:
             str(record.request.get("agent") or "main"),
             record.batch_id,
             {r.request["tool_call_id"]: r.decision for r in batch},
-        )
-        turn.emit(
             ApprovalResolved(
                 approval_id=approval_id, decision=parsed.describe(), remembered=remembered
-            )
+            ),
         )
         return ResolveResult(True, turn=turn)
+
+    async def reopen_pending(self, thread_id: str) -> Turn | None:
+        """Continue the turn an earlier process left waiting for approvals on `thread_id`,
+        for a front end that asks in line (the terminal): the new turn announces them again
+        (`approval_requested`, after `turn_start`) and goes on once each is decided through
+        `resolve`, exactly like a live turn. None when nothing is pending there."""
+        records = self._require_records()
+        self._ensure_idle(thread_id)
+        await self._sync_interrupts(thread_id)
+        pending = await records.pending(thread_id)
+        if not pending:
+            return None
+        agent = str(pending[0].request.get("agent") or "main")
+        batches = {r.batch_id for r in pending}
+        graph = self._planner if agent == "planner" else self._graph
+        config = self._config(thread_id, agent=agent)
+
+        async def resume(turn: Turn) -> None:
+            state = await graph.aget_state(config)
+            interrupts = [
+                (item.id, dict(item.value))
+                for item in state.interrupts
+                if isinstance(item.value, dict) and item.value.get("batch_id") in batches
+            ]
+            if not interrupts:
+                # Records say pending, the checkpoint has no pause to resume: never leave
+                # them offered forever.
+                await records.close_pending(thread_id, "cancelled")
+                raise SessionError(
+                    f"The turn that asked for approval on thread {thread_id} cannot be "
+                    "resumed (its checkpoint has no pause); the approval was closed."
+                )
+            await turn.drive_pending(graph, interrupts, config)
+
+        return self._launch(thread_id, self._resumed_body(agent, resume))
 
     def skills(self) -> SkillScan:
         """The skills on disk now (names, descriptions, where from, and the SKILL.md files
@@ -473,9 +506,16 @@ class Session:
         return "completed"
 
     async def _launch_resume(
-        self, thread_id: str, agent: str, batch_id: str, decisions: dict[str, Any]
+        self,
+        thread_id: str,
+        agent: str,
+        batch_id: str,
+        decisions: dict[str, Any],
+        resolved: ApprovalResolved,
     ) -> Turn:
-        """Resume a checkpointed interrupt (the process that asked is gone)."""
+        """Resume a checkpointed interrupt (the process that asked is gone) with the
+        decisions taken; `resolved` is the decision that completed the batch, reported
+        right after `turn_start`."""
         from langgraph.types import Command
 
         graph = self._planner if agent == "planner" else self._graph
@@ -489,15 +529,26 @@ class Session:
         value = {"decisions": decisions}
         command = Command(resume={ids[0]: value}) if ids else Command(resume=value)
 
-        async def body(turn: Turn) -> TurnStatus:
+        async def resume(turn: Turn) -> None:
+            turn.emit(resolved)
             await turn.drive(graph, command, config)
+
+        return self._launch(thread_id, self._resumed_body(agent, resume))
+
+    def _resumed_body(
+        self, agent: str, resume: Callable[[Turn], Awaitable[None]]
+    ) -> Callable[[Turn], Awaitable[TurnStatus]]:
+        """A resumed turn's body: `resume` the paused agent, then, for a plan, execute it."""
+
+        async def body(turn: Turn) -> TurnStatus:
+            await resume(turn)
             if agent == "planner":
                 from invincat_server.runtime.plan_flow import after_planner
 
                 return await after_planner(turn)
             return "completed"
 
-        return self._launch(thread_id, body)
+        return body
 
     def _ensure_idle(self, thread_id: str) -> None:
         running = self._busy_threads.get(thread_id)

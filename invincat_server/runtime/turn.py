@@ -107,20 +107,30 @@ class Turn:
 
     async def drive(self, graph: Any, graph_input: Any, config: dict[str, Any]) -> None:
         """Stream `graph` until it finishes, pausing at interrupts for decisions."""
-        from langgraph.types import Command
-
         current = graph_input
         while True:
             interrupts = await self._stream(graph, current, config)
             if not interrupts:
                 return
-            resumes: dict[str, Any] = {}
-            for interrupt_id, value in interrupts:
-                resumes[interrupt_id] = {"decisions": await self._collect_decisions(value)}
-            if len(resumes) == 1:
-                current = Command(resume=next(iter(resumes.values())))
-            else:
-                current = Command(resume=resumes)
+            current = await self._decide(interrupts)
+
+    async def drive_pending(
+        self, graph: Any, interrupts: list[tuple[str, dict[str, Any]]], config: dict[str, Any]
+    ) -> None:
+        """Continue a graph an earlier process left stopped at `interrupts`: announce them
+        again in this turn (after `turn_start`), wait for the decisions, then drive on."""
+        await self.drive(graph, await self._decide(interrupts), config)
+
+    async def _decide(self, interrupts: list[tuple[str, dict[str, Any]]]) -> Any:
+        """Wait for every decision of `interrupts`; the command that resumes the graph."""
+        from langgraph.types import Command
+
+        resumes: dict[str, Any] = {}
+        for interrupt_id, value in interrupts:
+            resumes[interrupt_id] = {"decisions": await self._collect_decisions(value)}
+        if len(resumes) == 1:
+            return Command(resume=next(iter(resumes.values())))
+        return Command(resume=resumes)
 
     async def _stream(
         self, graph: Any, graph_input: Any, config: dict[str, Any]

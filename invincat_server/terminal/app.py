@@ -141,17 +141,19 @@ class ChatApp:
         return await self._repl(thread_id)
 
     async def _finish_pending(self, thread_id: str) -> int:
-        """Decide approvals left pending by an earlier process, then finish that turn."""
+        """Finish the turn an earlier process left waiting for approvals: it is resumed as
+        a turn of its own that asks them again (`turn_start`, then `approval_requested`,
+        then the decision is read like any other)."""
         assert self.session is not None
-        status = EXIT_OK
-        for request in await self.session.pending_approvals(thread_id):
-            self.renderer.note(f"Pending approval from an earlier session ({request.approval_id}):")
-            result = await self.session.resolve(request.approval_id, await self._decide(request))
-            if not result.resolved:
-                self._err(result.reason or "could not resolve the approval")
-            if result.turn is not None:
-                status = await self._drive(result.turn, follow=self.options.prompt is not None)
-        return status
+        try:
+            turn = await self.session.reopen_pending(thread_id)
+        except SessionError as exc:
+            self._err(str(exc))
+            return EXIT_FAILED
+        if turn is None:
+            return EXIT_OK
+        self.renderer.note("Resuming the turn an earlier session left waiting for approval.")
+        return await self._drive(turn, follow=self.options.prompt is not None)
 
     async def _decide(self, request: ApprovalRequested) -> dict[str, object]:
         try:

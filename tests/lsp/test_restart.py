@@ -44,7 +44,7 @@ async def test_a_pending_approval_survives_a_restart_and_resolving_it_completes_
         end = await second.turn_end(resolved["turnId"])
         assert end["status"] == "completed"
         kinds = [e["type"] for e in second.turn_events(resolved["turnId"])]
-        assert kinds[:2] == ["approval_resolved", "turn_start"] and "tool_result" in kinds
+        assert kinds[:2] == ["turn_start", "approval_resolved"] and "tool_result" in kinds
         deltas = [e.get("text", "") for e in second.turn_events(resolved["turnId"])]
         assert "".join(deltas) == "Switched to fast mode after the restart."
         assert target.read_text() == "[main]\nmode = fast\n"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from invincat_server.runtime.agents.history_repair import INTERRUPTED_NOTE
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.terminal.cli_process import LiveInvincat, process_running, run_invincat
@@ -42,6 +44,44 @@ def test_pending_approval_survives_a_killed_process_and_is_resolved_by_a_new_one
     assert "Finished after the restart." in "".join(
         e["text"] for e in second.of_type("message_delta")
     )
+
+
+@pytest.mark.parametrize("how", ["--resume", "--thread"])
+def test_json_resume_announces_the_pending_approval_on_stdout_before_reading_the_decision(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, how: str
+) -> None:
+    fake_openai.add_steps(
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "j.txt", "content": "J\n"}}
+                ]
+            },
+            {"content": "Written after the resume."},
+        ]
+    )
+    first = LiveInvincat(["chat", "write j", "--json", "--cwd", str(workspace)], invincat_env)
+    asked = first.wait_for("approval_requested", timeout=90)
+    first.kill()
+
+    target = ["--resume"] if how == "--resume" else ["--thread", asked["thread_id"]]
+    # A script that answers only what it was asked on stdout, as a --json client must.
+    second = LiveInvincat(["chat", *target, "--json", "--cwd", str(workspace)], invincat_env)
+    again = second.wait_for("approval_requested", timeout=90)
+    assert again["approval_id"] == asked["approval_id"] and again["diff"] == asked["diff"]
+    assert [e["type"] for e in second.seen] == ["turn_start", "approval_requested"]
+    assert not (workspace / "j.txt").exists()
+    second.send("y\n")
+    end = second.wait_for("turn_end", timeout=90)
+    assert end["status"] == "completed" and end["thread_id"] == asked["thread_id"]
+    assert second.finish(timeout=90) == 0, second.stderr
+    kinds = [e["type"] for e in second.seen]
+    assert kinds[:3] == ["turn_start", "approval_requested", "approval_resolved"], kinds
+    [resolved] = [e for e in second.seen if e["type"] == "approval_resolved"]
+    assert resolved["approval_id"] == asked["approval_id"] and resolved["decision"] == "approve"
+    assert (workspace / "j.txt").read_text() == "J\n"
+    deltas = "".join(e["text"] for e in second.seen if e["type"] == "message_delta")
+    assert deltas == "Written after the resume."
 
 
 def test_input_ending_at_an_approval_leaves_it_pending(
