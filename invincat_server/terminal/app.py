@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ REPL_HELP = """Commands:
   /skills          list the skills the agent can load
   /plan PROMPT     plan first: a read-only planner proposes steps for you to approve
   /exit, /quit     leave (Ctrl-D works too)
-Ctrl-C cancels the running turn; at the prompt it leaves."""
+Ctrl-C cancels the running turn (at an approval prompt too: nothing is approved);
+at the prompt it leaves."""
 NOT_YET: set[str] = set()
 
 
@@ -164,6 +166,30 @@ class ChatApp:
                 f"`invincat chat --thread {request.thread_id}`."
             ) from None
 
+    async def _decide_while_running(
+        self, turn: Turn, request: ApprovalRequested
+    ) -> dict[str, object] | None:
+        """Ask for `request` while `turn` still runs. If the turn ends first (Ctrl-C cancels
+        it), the prompt is dropped and None returned: the approval was closed as cancelled
+        with the turn, so the call never runs — a cancel never approves anything. The line
+        reader keeps its place, so the next line typed goes to the next prompt."""
+        assert turn.task is not None
+        asking = asyncio.ensure_future(self._decide(request))
+        try:
+            await asyncio.wait({asking, turn.task}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            asking.cancel()
+            raise
+        if not turn.task.done():
+            return asking.result()  # a decision, or Pending when input ended
+        asking.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Pending):
+            await asking
+        # End the prompt's line (`> ^C`) so what follows starts on a line of its own.
+        self.renderer.prompts.write("\n")
+        self.renderer.prompts.flush()
+        return None
+
     async def _one_turn(self, prompt: str, thread_id: str | None, mode: str = "agent") -> int:
         assert self.session is not None
         try:
@@ -190,7 +216,9 @@ class ChatApp:
                     self.current = None
                     self.following = turn
                 if isinstance(event, ApprovalRequested) and not turn.done:
-                    decision = await self._decide(event)
+                    decision = await self._decide_while_running(turn, event)
+                    if decision is None:
+                        continue  # the turn ended at the prompt; its turn_end follows
                     result = await self.session.resolve(event.approval_id, decision)
                     if not result.resolved:
                         self.renderer.note(f"not resolved: {result.reason}")
