@@ -139,3 +139,43 @@ def test_ctrl_c_mid_tool_cancels_the_turn_and_the_next_turn_works(
     tool_messages = [m for m in messages if m["role"] == "tool"]
     assert tool_messages and tool_messages[0]["content"] == INTERRUPTED_NOTE
     assert messages[-1] == {"role": "user", "content": "are you still there?"}
+
+
+def test_json_resume_of_a_subagents_pending_write_asks_it_again_and_finishes(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    main, worker = "You are Invincat, a careful", "You are Invincat's worker subagent"
+    task = {"description": "write s.txt", "subagent_type": "worker"}
+    fake_openai.add_steps(
+        [
+            {
+                "match": {"system_contains": main, "has_tool_result": False},
+                "tool_calls": [{"name": "task", "arguments": task}],
+            },
+            {
+                "match": {"system_contains": worker, "has_tool_result": False},
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "s.txt", "content": "S\n"}}
+                ],
+            },
+            {"match": {"system_contains": worker}, "content": "wrote s.txt"},
+            {"match": {"system_contains": main}, "content": "The worker is done."},
+        ]
+    )
+    first = LiveInvincat(["chat", "delegate", "--json", "--cwd", str(workspace)], invincat_env)
+    first.wait_for("approval_requested", timeout=90, tool_name="task")
+    first.send("y\n")
+    asked = first.wait_for("approval_requested", timeout=90, tool_name="write_file")
+    first.kill()  # dies with the subagent's write pending
+
+    second = LiveInvincat(["chat", "--resume", "--json", "--cwd", str(workspace)], invincat_env)
+    again = second.wait_for("approval_requested", timeout=90)
+    assert again["approval_id"] == asked["approval_id"] and again["tool_name"] == "write_file"
+    assert [e["type"] for e in second.seen] == ["turn_start", "approval_requested"]
+    second.send("y\n")
+    end = second.wait_for("turn_end", timeout=90)
+    assert end["status"] == "completed", second.seen
+    assert second.finish(timeout=90) == 0, second.stderr
+    assert (workspace / "s.txt").read_text() == "S\n"
+    task_result = next(e for e in second.seen if e["type"] == "tool_result" and e["name"] == "task")
+    assert task_result["content"] == "wrote s.txt"
