@@ -2,8 +2,9 @@
 
 A Session is bound to one workspace. It owns the checkpointer (SQLite under
 `$INVINCAT_HOME`), the agent graph, the approval policy, and the live turns. Front ends
-call `start_turn`, `resolve`, `cancel`, `threads`, `history`, `pending_approvals`, and
-render the events turns emit; they never reach into agents or stores.
+call `start_turn`, `resolve`, `cancel`, `threads`, `history`, `pending_approvals`,
+`reopen_pending`, and render the events turns emit; they never reach into agents or
+stores.
 """
 
 from __future__ import annotations
