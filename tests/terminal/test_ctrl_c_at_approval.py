@@ -10,7 +10,7 @@ import pexpect
 
 from invincat_server.runtime.agents.history_repair import INTERRUPTED_NOTE
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.terminal.cli_process import INVINCAT
+from tests.terminal.cli_process import INVINCAT, LiveInvincat
 
 DEADLINE = 90  # generous: the machine is shared; every wait ends on the awaited text
 
@@ -65,3 +65,29 @@ def test_ctrl_c_at_the_approval_prompt_cancels_the_turn_and_returns_to_a_clean_p
     assert messages[-1] == {"role": "user", "content": "are you still there?"}
     [tool_message] = [m for m in messages if m["role"] == "tool"]
     assert tool_message["content"] == INTERRUPTED_NOTE
+
+
+def test_ctrl_c_at_an_approval_in_json_mode_cancels_and_the_next_prompt_runs(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "execute", "arguments": {"command": "touch ran.txt"}}]},
+            {"match": {"last_user_contains": "next"}, "content": "Next answer."},
+        ]
+    )
+    repl = LiveInvincat(["chat", "--json", "--cwd", str(workspace)], invincat_env)
+    repl.send("run it\n")
+    asked = repl.wait_for("approval_requested", timeout=DEADLINE)
+    repl.interrupt()
+    cancelled = repl.wait_for("turn_end", timeout=DEADLINE)
+    assert cancelled["status"] == "cancelled"
+    repl.send("next question\n")  # goes to the REPL, not to the dropped approval prompt
+    completed = repl.wait_for("turn_end", timeout=DEADLINE)
+    assert completed["status"] == "completed"
+    assert repl.finish(timeout=DEADLINE) == 0, repl.stderr
+    assert not (workspace / "ran.txt").exists()
+    kinds = [e["type"] for e in repl.seen]
+    assert "approval_resolved" not in kinds
+    assert "already cancelled" not in repl.stderr and "still pending" not in repl.stderr
+    assert asked["thread_id"] == completed["thread_id"]
