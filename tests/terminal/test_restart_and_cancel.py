@@ -179,3 +179,31 @@ def test_json_resume_of_a_subagents_pending_write_asks_it_again_and_finishes(
     assert (workspace / "s.txt").read_text() == "S\n"
     task_result = next(e for e in second.seen if e["type"] == "tool_result" and e["name"] == "task")
     assert task_result["content"] == "wrote s.txt"
+
+
+def test_input_ending_at_a_resumed_approval_leaves_it_pending_again(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "e.txt", "content": "E"}}
+                ]
+            },
+            {"content": "done"},
+        ]
+    )
+    first = LiveInvincat(["chat", "write e", "--json", "--cwd", str(workspace)], invincat_env)
+    asked = first.wait_for("approval_requested", timeout=90)
+    first.kill()
+
+    args = ["chat", "--thread", asked["thread_id"], "--json", "--cwd", str(workspace)]
+    second = run_invincat(args, invincat_env, input="", timeout=90)
+    assert second.code == 1 and "still pending" in second.stderr
+    assert [e["type"] for e in second.events] == ["turn_start", "approval_requested"]
+    assert not (workspace / "e.txt").exists()
+
+    third = run_invincat([*args, "--yes"], invincat_env, timeout=90)
+    assert third.code == 0, third.stderr
+    assert (workspace / "e.txt").read_text() == "E"
