@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from invincat_server.runtime.events import AlwaysOption
+from invincat_server.runtime.policy import file_lock
 
 # load_skill only reads skills the user installed; the remote status/result tools only
 # read runs this session started (starting and cancelling them ask first).
@@ -201,17 +202,20 @@ class WorkspaceRuleStore:
         return rules
 
     def add(self, workspace: Path, rule: Rule) -> None:
-        data = self._load()
-        rules = data["workspaces"].setdefault(str(workspace), [])
-        key = (rule.tool, rule.command_prefix)
-        if any((r.get("tool"), r.get("command_prefix")) == key for r in rules):
-            return
-        rules.append(rule.model_dump())
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".approvals.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2)
-        os.replace(tmp, self.path)
+        # Read, modify and write under one cross-process lock: two processes adding a
+        # rule at the same moment must both find their rule in the file afterwards.
+        with file_lock.exclusive(self.path):
+            data = self._load()
+            rules = data["workspaces"].setdefault(str(workspace), [])
+            key = (rule.tool, rule.command_prefix)
+            if any((r.get("tool"), r.get("command_prefix")) == key for r in rules):
+                return
+            rules.append(rule.model_dump())
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".approvals.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=2)
+            os.replace(tmp, self.path)
 
 
 class ApprovalPolicy:

@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from invincat_server.runtime.policy import file_lock
+
 TRUST_FILE = "trusted_projects.json"
 
 
@@ -62,15 +64,18 @@ class TrustStore:
     def trust(self, root: Path, files: list[Path]) -> str:
         """Record the current content as trusted; returns the fingerprint."""
         value = fingerprint(root, files)
-        data = self._load()
-        data["projects"][str(root)] = {
-            "fingerprint": value,
-            "files": [p.relative_to(root).as_posix() for p in sorted(files)],
-            "trusted_at": datetime.now(UTC).isoformat(),
-        }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trusted.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2)
-        os.replace(tmp, self.path)
+        # Under the cross-process lock: another process trusting another project at the
+        # same moment must not lose its entry (read-modify-write of one shared file).
+        with file_lock.exclusive(self.path):
+            data = self._load()
+            data["projects"][str(root)] = {
+                "fingerprint": value,
+                "files": [p.relative_to(root).as_posix() for p in sorted(files)],
+                "trusted_at": datetime.now(UTC).isoformat(),
+            }
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trusted.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=2)
+            os.replace(tmp, self.path)
         return value
