@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from invincat_server.runtime.events import AlwaysOption
-from invincat_server.runtime.policy import file_lock
+from invincat_server.runtime.policy import file_lock, sanctioned
 
 # load_skill only reads skills the user installed; the remote status/result tools only
 # read runs this session started (starting and cancelling them ask first).
@@ -185,7 +185,9 @@ class WorkspaceRuleStore:
             # A damaged rules file must not silently grant or lose permissions: keep a copy
             # for the user and start over with nothing pre-approved.
             backup = self.path.with_suffix(".json.corrupt")
+            before = _read_bytes(self.path)
             os.replace(self.path, backup)
+            sanctioned.record(self.path, before, None)
             return {"version": 1, "workspaces": {}}
         if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
             return {"version": 1, "workspaces": {}}
@@ -211,11 +213,22 @@ class WorkspaceRuleStore:
             if any((r.get("tool"), r.get("command_prefix")) == key for r in rules):
                 return
             rules.append(rule.model_dump())
+            before = _read_bytes(self.path)
+            after = json.dumps(data, indent=2).encode("utf-8")
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".approvals.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(after)
             os.replace(tmp, self.path)
+            # Invincat's own write: the settings tamper watch must not undo it.
+            sanctioned.record(self.path, before, after)
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 class ApprovalPolicy:

@@ -38,6 +38,7 @@ from invincat_server.runtime.events import (
 )
 from invincat_server.runtime.events import Error as ErrorEvent
 from invincat_server.runtime.extensions import ExtensionContext, load_extensions
+from invincat_server.runtime.policy.settings_watch import SettingsWatch
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
 from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource
@@ -148,7 +149,7 @@ class Session:
                 core_tools=list(tools),
                 documents=self.documents,
                 notify=self.notify,
-                tool_guards=[MemoryGuardMiddleware(self.memory)],
+                tool_guards=[MemoryGuardMiddleware(self.memory, self._settings_watch)],
                 options=dict(self.options),
             )
         )
@@ -175,7 +176,7 @@ class Session:
             extra_middleware=[
                 InteractionMiddleware(headless=self.policy.auto_approve, agent="main"),
                 MemoryInjectionMiddleware(self.memory.render_injection),
-                MemoryGuardMiddleware(self.memory),
+                MemoryGuardMiddleware(self.memory, self._settings_watch),
                 *self._extensions.middleware,
             ],
         )
@@ -187,7 +188,7 @@ class Session:
             headless=self.policy.auto_approve,
             # web_fetch is on the planner's allow-list and must be approved like anywhere else.
             approvals=PlannerApprovalMiddleware(self.policy, self.workspace, self.documents),
-            guard=MemoryGuardMiddleware(self.memory),
+            guard=MemoryGuardMiddleware(self.memory, self._settings_watch),
         )
         return self
 
@@ -199,16 +200,26 @@ class Session:
         from invincat_server.runtime.records import MemoryCursors
 
         self.memory = MemoryService(self.settings.home, self.workspace.root, notify=self.notify)
+        self._settings_watch = SettingsWatch(self.settings.home)
         guard = self.memory.guard
 
-        def deny(path: Path) -> str | None:
-            if not guard.is_protected(path):
-                return None
-            return (
-                f"{self.workspace.relative(path)} is protected memory data (a store, journal, "
-                "lock or backup, or their folder). Tools cannot read or change it; memory "
-                "changes go through governance (`invincat memory ...`)."
-            )
+        def deny(path: Path, write: bool) -> str | None:
+            kind = guard.protection(path, write=write)
+            where = self.workspace.relative(path)
+            if kind == "memory":
+                return (
+                    f"{where} is protected memory data (a store, journal, lock or backup, or "
+                    "their folder). Tools cannot read or change it; memory changes go through "
+                    "governance (`invincat memory ...`)."
+                )
+            if kind == "home":
+                return (
+                    f"{where} is in Invincat's home directory ({self.settings.home}): approval "
+                    "rules, project trust, MCP and other settings, skills, threads. Tools can "
+                    "never change it, and read only its skills/ and offload/ folders; the user "
+                    "changes these files."
+                )
+            return None
 
         self.workspace.deny = deny
         self._memory_agent = MemoryAgent(

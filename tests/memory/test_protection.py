@@ -105,6 +105,12 @@ MEMORY_COMMANDS = [
     "ls ~/.invincat/",
     "invincat memory apply --scope project - < ops.json",
     "echo '{}' | invincat memory revert b_1",
+    # Project permission settings: shell commands never touch them (docs/security.md).
+    "cat .invincat/config.toml",
+    "echo '{}' > .mcp.json",
+    "cp evil.json .invincat/mcp.json",
+    "cat approvals.json",
+    "invincat chat --trust-project go",
 ]
 NORMAL_COMMANDS = [
     "pytest -q",
@@ -115,7 +121,7 @@ NORMAL_COMMANDS = [
     "find src -exec wc -l {} +",
     "grep -rn TODO src",
     "echo 'remember to test' > notes.txt",
-    "cat .invincat/config.toml",
+    "cat .invincat/offload/t1.md",
     "python -c 'print(1)'",
     "ruff check . && ruff format --check .",
     "cat *.json",

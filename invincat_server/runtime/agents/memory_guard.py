@@ -1,4 +1,5 @@
-"""Keeps every agent's tools away from the memory stores (spec §9).
+"""Keeps every agent's tools away from the memory stores (spec §9) and from Invincat's
+settings under `$INVINCAT_HOME` (issue 13 §1).
 
 - `execute` commands that name or glob-match a store, journal, lock or backup are refused
   before they run (file tools are refused by the workspace's deny hook, search tools skip
@@ -9,6 +10,10 @@
 - Around every tool execution the stores are fingerprinted; a change that did not go
   through governance is quarantined and reverted, the tool result says so to the model and
   an `error` event tells the user.
+- The same holds for the settings files that grant permissions or start code (approval
+  rules, trust, MCP config, config.toml, subagents.json, skills): commands naming them are
+  refused, output lines carrying the secret-bearing ones are withheld, and a change no
+  Invincat code made is put back (`policy/settings_watch.py`).
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ from langgraph.config import get_stream_writer
 from langgraph.types import Command
 
 from invincat_server.runtime.memory.service import MemoryService
+from invincat_server.runtime.policy.settings_watch import SettingsSnapshot, SettingsWatch
 
-WITHHELD = "[line withheld: it contains memory store data]"
+WITHHELD = "[line withheld: it contains memory store or Invincat settings data]"
 MIN_NEEDLE = 12
+# Settings files whose lines may carry secrets (MCP env and headers, endpoints, tokens).
+SECRET_BEARING = frozenset({"mcp.json", "config.toml", "subagents.json"})
 
 
 def needles(before: Any, memory: MemoryService) -> list[str]:
@@ -41,6 +49,15 @@ def needles(before: Any, memory: MemoryService) -> list[str]:
     except Exception:  # an unreadable store still has its raw lines above
         pass
     return sorted((n for n in found if len(n) >= MIN_NEEDLE), key=len)
+
+
+def settings_needles(snapshot: SettingsSnapshot | None) -> list[str]:
+    """Lines of the secret-bearing settings files, which must not reach the model."""
+    found: set[str] = set()
+    for path, data in snapshot.files.items() if snapshot else ():
+        if data and path.name in SECRET_BEARING and path.parent.name != "skills":
+            found.update(line.strip() for line in data.decode("utf-8", "replace").splitlines())
+    return [n for n in found if len(n) >= MIN_NEEDLE]
 
 
 def withhold_memory_lines(result: ToolMessage, patterns: list[str]) -> ToolMessage:
@@ -59,9 +76,10 @@ def withhold_memory_lines(result: ToolMessage, patterns: list[str]) -> ToolMessa
 
 
 class MemoryGuardMiddleware(AgentMiddleware):
-    def __init__(self, memory: MemoryService) -> None:
+    def __init__(self, memory: MemoryService, settings: SettingsWatch | None = None) -> None:
         super().__init__()
         self.memory = memory
+        self.settings = settings
 
     async def awrap_tool_call(
         self,
@@ -81,21 +99,37 @@ class MemoryGuardMiddleware(AgentMiddleware):
                     status="error",
                 )
         before = await asyncio.to_thread(self.memory.fingerprint)
+        settings_before = (
+            await asyncio.to_thread(self.settings.snapshot) if self.settings is not None else None
+        )
         # Read what must not leak before the tool runs: afterwards the store may be mangled.
-        secret = needles(before, self.memory) if call["name"] == "execute" else []
+        secret = (
+            sorted({*needles(before, self.memory), *settings_needles(settings_before)}, key=len)
+            if call["name"] == "execute"
+            else []
+        )
         result = await handler(request)
         if secret and isinstance(result, ToolMessage):
             result = withhold_memory_lines(result, secret)
+        reports = []
         report = await asyncio.to_thread(self.memory.restore_if_tampered, before)
-        if report is None:
+        if report is not None:
+            reports.append(report.message)
+        if self.settings is not None and settings_before is not None:
+            settings_report = await asyncio.to_thread(
+                self.settings.restore_if_tampered, settings_before
+            )
+            if settings_report is not None:
+                reports.append(settings_report)
+        if not reports:
             return result
-        try:
-            get_stream_writer()({"type": "error", "message": report.message})
-        except RuntimeError:
-            pass  # outside a streaming run (e.g. a direct invoke): the tool result still says it
+        for message in reports:
+            try:
+                get_stream_writer()({"type": "error", "message": message})
+            except RuntimeError:
+                pass  # outside a streaming run (e.g. a direct invoke): the result still says it
         if isinstance(result, ToolMessage):
             text = result.content if isinstance(result.content, str) else result.text
-            return result.model_copy(
-                update={"content": f"{text}\n\n{report.message}", "status": "error"}
-            )
+            joined = "\n\n".join(reports)
+            return result.model_copy(update={"content": f"{text}\n\n{joined}", "status": "error"})
         return result

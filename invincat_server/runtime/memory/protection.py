@@ -1,9 +1,11 @@
-"""Keeping agents' tools away from the memory files (spec section 9).
+"""Keeping agents' tools away from the memory files (spec section 9) and from Invincat's
+own files under `$INVINCAT_HOME` (issue 13 §1, `policy/protected_files.py`).
 
-File tools ask `is_protected(path)`; the shell tool asks `command_touches_memory(cmd)`.
-Both are deliberately broad (a false refusal costs the agent one retry; a miss lets it
-rewrite its own memory), and neither is the last line: the tamper watch restores any
-store a tool managed to change anyway.
+File tools ask `protection(path, write=...)`; the shell tool asks
+`command_touches_memory(cmd)`. Both are deliberately broad (a false refusal costs the
+agent one retry; a miss lets it rewrite its own memory or grant itself permissions), and
+neither is the last line: the tamper watches restore any store or settings file a tool
+managed to change anyway.
 """
 
 from __future__ import annotations
@@ -15,6 +17,13 @@ import re
 import shlex
 import stat
 from pathlib import Path
+from typing import Literal
+
+from invincat_server.runtime.policy.protected_files import (
+    HOME_READABLE,
+    HOME_SETTINGS_FILES,
+    PROJECT_SETTINGS_FILES,
+)
 
 # Store, journal, lock, backups, temp files: everything the memory code keeps on disk.
 MEMORY_FILE = re.compile(r"^\.?memory_", re.IGNORECASE)
@@ -33,7 +42,19 @@ _NAMES_STORE = re.compile(r"memory_(?:user|project)")
 _INVINCAT_MENTION = re.compile(r"\.invincat(?P<rest>[^\s;&|<>()`]*)")
 _OPERATORS = {"|", "||", "&", "&&", ";", ";;", "(", ")", "<", ">", ">>", "<<", ">&", "<&", "|&"}
 _FIND_ACTIONS = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fls", "-fprintf"}
-_REFUSAL = "memory files are off limits to tools; memory changes go through governance"
+_REFUSAL = (
+    "memory files, Invincat's own files ($INVINCAT_HOME: approval rules, trust, MCP config, "
+    "settings, skills) and project permission settings (.mcp.json, .invincat/ settings) are "
+    "off limits to shell commands; memory changes go through governance, settings changes "
+    "through an approved write_file/edit_file"
+)
+# Names only Invincat uses: refused wherever they appear in a command.
+_INVINCAT_ONLY_NAMES = re.compile(r"approvals\.json|trusted_projects\.json|invincat_home")
+_PROJECT_SETTINGS_NAMES = frozenset(
+    name.split("/", 1)[1] for name in PROJECT_SETTINGS_FILES if "/" in name
+)
+_HOME_NAMES = frozenset(HOME_SETTINGS_FILES)
+Protection = Literal["memory", "home"]
 _CLI_WRITES = {"apply", "archive", "restore", "delete", "revert"}
 
 
@@ -61,6 +82,17 @@ class PathGuard:
             _fold(self.project_dir),
             _fold(os.path.realpath(self.project_dir)),
         }
+        self._folded_home = {_fold(self.home), _fold(os.path.realpath(self.home))}
+        self._project_settings = {
+            _fold(os.path.realpath(self.project_root / name)) for name in PROJECT_SETTINGS_FILES
+        }
+        # How commands spell $INVINCAT_HOME when it lies inside the project ($HOME as root):
+        # `.invincat`, `.config/invincat`; any mention is refused.
+        self._home_mentions = [_fold(p) for p in {str(self.home), os.path.realpath(self.home)}]
+        for root in {self.project_root, Path(os.path.realpath(self.project_root))}:
+            for home in {self.home, Path(os.path.realpath(self.home))}:
+                if home != root and home.is_relative_to(root):
+                    self._home_mentions.append(_fold(home.relative_to(root).as_posix()))
 
     def protected_paths(self) -> list[Path]:
         found: list[Path] = []
@@ -91,8 +123,18 @@ class PathGuard:
                     inodes.add((st.st_dev, st.st_ino))
         return inodes
 
-    def is_protected(self, path: str | Path, *, base: Path | None = None) -> bool:
-        """True if `path` (relative to `base`, default the project root) is a memory file.
+    def is_protected(
+        self, path: str | Path, *, base: Path | None = None, write: bool = True
+    ) -> bool:
+        """True if a tool may not touch `path` (relative to `base`, default the project
+        root); with `write=False`, whether it may not even read it."""
+        return self.protection(path, base=base, write=write) is not None
+
+    def protection(
+        self, path: str | Path, *, base: Path | None = None, write: bool = True
+    ) -> Protection | None:
+        """ "memory" for a memory file, "home" for anything else under `$INVINCAT_HOME` (for
+        reads: except `HOME_READABLE`), None when tools may use it.
 
         Compares the resolved real path and the literal absolute spelling, both
         case-insensitively, and catches hard links by device + inode.
@@ -101,18 +143,57 @@ class PathGuard:
         if not raw.is_absolute():
             raw = (base or self.project_root) / raw
         spellings = {os.path.abspath(raw), os.path.realpath(raw)}
+        home_hit = False
         for spelling in spellings:
             folded = _fold(spelling)
             if folded in self._folded_project_dir:
-                return True
+                return "memory"
             parent, name = os.path.split(spelling)
             if _fold(parent) in self._folded_dirs and MEMORY_FILE.match(name):
-                return True
+                return "memory"
+            home_hit = home_hit or self._home_part(folded, write)
         try:
             st = os.stat(raw)
         except (OSError, ValueError):
+            return "home" if home_hit else None
+        if stat.S_ISREG(st.st_mode):
+            if (st.st_dev, st.st_ino) in self._inodes():
+                return "memory"
+            if (st.st_dev, st.st_ino) in self._home_inodes():
+                return "home"
+        return "home" if home_hit else None
+
+    def _home_part(self, folded: str, write: bool) -> bool:
+        """True if the folded absolute path is `$INVINCAT_HOME` or inside it (for reads:
+        not inside one of the readable folders)."""
+        for home in self._folded_home:
+            if folded == home:
+                return True
+            if folded.startswith(home.rstrip("/") + "/"):
+                first = folded[len(home.rstrip("/")) + 1 :].split("/", 1)[0]
+                return write or first not in HOME_READABLE
+        return False
+
+    def _home_inodes(self) -> set[tuple[int, int]]:
+        inodes = set()
+        for name in HOME_SETTINGS_FILES:
+            try:
+                st = os.stat(self.home / name)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                inodes.add((st.st_dev, st.st_ino))
+        return inodes
+
+    def is_project_settings(self, path: str | Path, *, base: Path | None = None) -> bool:
+        """True for the project files that grant permissions (`PROJECT_SETTINGS_FILES`)."""
+        raw = Path(path)
+        if not raw.is_absolute():
+            raw = (base or self.project_root) / raw
+        try:
+            return _fold(os.path.realpath(raw)) in self._project_settings
+        except (OSError, ValueError):
             return False
-        return stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) in self._inodes()
 
     def _is_memory_dir(self, path: Path) -> bool:
         real = _fold(os.path.realpath(path))
@@ -130,7 +211,7 @@ class PathGuard:
         return any(
             (_fold(os.path.realpath(d)) + "/").startswith(folded)
             for d in self._memory_dirs
-            if self._existing(d)
+            if self._existing(d) or (d == self.home and d.is_dir())
         )
 
     # -- shell commands ----------------------------------------------------------
@@ -148,6 +229,14 @@ class PathGuard:
         flat = re.sub(r"[\"'\\]", "", command).casefold()
         if _NAMES_STORE.search(flat):
             return "names a memory store file"
+        found = _INVINCAT_ONLY_NAMES.search(flat)
+        if found:
+            return f"names {found.group(0)}, one of Invincat's own files"
+        if ".mcp.json" in flat:
+            return "names .mcp.json, the project's MCP server config"
+        for mention in self._home_mentions:
+            if re.search(rf"(?<![\w.-]){re.escape(mention)}(?![\w.-])", flat):
+                return f"names {mention}, Invincat's home directory ($INVINCAT_HOME)"
         for match in _INVINCAT_MENTION.finditer(flat):
             rest = match.group("rest").lstrip("/")
             name = rest.split("/", 1)[0]
@@ -155,6 +244,8 @@ class PathGuard:
                 return "names the .invincat directory that holds the project memory"
             if MEMORY_FILE.match(name):
                 return "names a memory file in .invincat/"
+            if name in _PROJECT_SETTINGS_NAMES or name in _HOME_NAMES:
+                return f"names .invincat/{name}, a file that grants permissions"
             if _GLOB_CHARS.search(name) and any(fnmatch.fnmatch(n, name) for n in CANONICAL_NAMES):
                 return f"uses a pattern ({match.group(0)}) that matches memory files"
         for word in re.split(r"[\s;&|<>()`=]+", flat):
@@ -199,8 +290,13 @@ class PathGuard:
             try:
                 target = Path(expanded)
                 target = target if target.is_absolute() else cwd / target
-                if self.is_protected(target):
+                kind = self.protection(target)
+                if kind == "memory":
                     return f"refers to the memory file {candidate}"
+                if kind == "home":
+                    return f"refers to {candidate}, in Invincat's home directory"
+                if self.is_project_settings(target):
+                    return f"refers to {candidate}, a project file that grants permissions"
                 if self._is_memory_dir(target):
                     return f"refers to {candidate}, the directory holding memory files"
             except (OSError, ValueError):
@@ -218,6 +314,8 @@ class PathGuard:
                 # Governed, but it is the person's channel (actor cli/user): an agent
                 # running it would write memory in the user's name.
                 return "runs an `invincat memory` write command, which is for the user"
+            if program == "invincat" and {"--trust-project", "--yes"} & set(seg):
+                return "runs invincat with --trust-project/--yes, consent only the user gives"
             if program == "find":
                 roots = []
                 for arg in seg[1:]:
@@ -229,13 +327,19 @@ class PathGuard:
                 acts = any(arg in _FIND_ACTIONS for arg in seg) or pipes_to_xargs
                 for root in roots or ["."]:
                     if acts and self._contains_memory(_under(cwd, root)):
-                        return f"runs find with actions over {root}, which holds memory files"
+                        return (
+                            f"runs find with actions over {root}, which holds memory or "
+                            "Invincat settings files"
+                        )
             elif program == "rm" and any(
                 re.match(r"^-\w*[rR]", a) or a == "--recursive" for a in seg[1:]
             ):
                 for arg in seg[1:]:
                     if not arg.startswith("-") and self._contains_memory(_under(cwd, arg)):
-                        return f"removes {arg} recursively, which holds memory files"
+                        return (
+                            f"removes {arg} recursively, which holds memory or Invincat "
+                            "settings files"
+                        )
         return None
 
 

@@ -34,20 +34,22 @@ class Workspace:
         # through a symlink (e.g. /tmp -> /private/tmp on macOS).
         self.root = Path(os.path.realpath(os.fspath(root)))
         # Set by the session: a reason string for paths no tool may touch (memory stores,
-        # journals, locks, backups), None for everything else.
-        self.deny: Callable[[Path], str | None] | None = None
+        # journals, locks, backups, $INVINCAT_HOME), None for everything else. Called with
+        # `write=True` for writes: some files may be read but never changed.
+        self.deny: Callable[[Path, bool], str | None] | None = None
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
 
-    def resolve(self, path: str) -> Path:
+    def resolve(self, path: str, *, write: bool = False) -> Path:
         """Return the real absolute path for ``path``, or raise if it leaves the workspace.
 
         Relative paths are taken relative to the root. Absolute paths are accepted only
         if they end up inside the root. Symlinks are followed; for a path that does not
         exist yet, the nearest existing ancestor is resolved and the rest is appended,
         so creating ``linkdir/new.txt`` where ``linkdir`` points outside is refused.
-        ``~`` is not expanded: it is an ordinary file name here.
+        ``~`` is not expanded: it is an ordinary file name here. ``write`` says the
+        caller will change the file (the deny hook is stricter for writes).
         """
         if not isinstance(path, str):
             raise WorkspaceError(f"Path must be a string, got {type(path).__name__}.")
@@ -63,14 +65,14 @@ class Workspace:
                 "File tools only work inside the workspace."
             )
         if self.deny is not None:
-            reason = self.deny(resolved)
+            reason = self.deny(resolved, write)
             if reason:
                 raise WorkspaceError(reason)
         return resolved
 
     def denied(self, path: Path) -> bool:
-        """True if the deny hook protects ``path`` (search tools skip such files)."""
-        return self.deny is not None and bool(self.deny(path))
+        """True if the deny hook protects ``path`` from reading (search tools skip it)."""
+        return self.deny is not None and bool(self.deny(path, False))
 
     def contains(self, path: Path) -> bool:
         """True if the already-resolved ``path`` is the root or below it."""

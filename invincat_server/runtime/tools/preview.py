@@ -35,7 +35,7 @@ def plan_write(
     workspace: Workspace, documents: DocumentSource, path: str, content: str
 ) -> ProposedChange:
     """The change write_file(path, content) would make."""
-    abs_path = workspace.resolve(path)
+    abs_path = workspace.resolve(path, write=True)
     display = workspace.relative(abs_path)
     try:
         old_text = load_text(documents, abs_path, display)
@@ -66,7 +66,7 @@ def plan_edit(
     replace_all: bool = False,
 ) -> tuple[ProposedChange, int]:
     """The change edit_file(...) would make, and how many replacements it makes."""
-    abs_path = workspace.resolve(path)
+    abs_path = workspace.resolve(path, write=True)
     display = workspace.relative(abs_path)
     try:
         old_text = load_text(documents, abs_path, display)

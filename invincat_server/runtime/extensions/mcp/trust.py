@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from invincat_server.runtime.policy import file_lock
+from invincat_server.runtime.policy import file_lock, sanctioned
 
 TRUST_FILE = "trusted_projects.json"
 
@@ -73,9 +73,16 @@ class TrustStore:
                 "files": [p.relative_to(root).as_posix() for p in sorted(files)],
                 "trusted_at": datetime.now(UTC).isoformat(),
             }
+            try:
+                before: bytes | None = self.path.read_bytes()
+            except OSError:
+                before = None
+            after = json.dumps(data, indent=2).encode("utf-8")
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trusted.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(after)
             os.replace(tmp, self.path)
+            # Invincat's own write: the settings tamper watch must not undo it.
+            sanctioned.record(self.path, before, after)
         return value

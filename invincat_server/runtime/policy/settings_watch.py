@@ -1,0 +1,123 @@
+"""Tamper watch for Invincat's settings under `$INVINCAT_HOME` (issue 13 §1).
+
+The path and command checks (`memory/protection.py`) refuse what they can recognise; a
+shell command can still write `approvals.json` in ways no parser foresees (an obfuscated
+`python -c`, a script it wrote first). Around every tool call the runtime snapshots the
+files that grant permissions or start code (`policy/protected_files.py`) and, after the
+call, puts back any that changed without Invincat itself writing them (`sanctioned.py`).
+The modified bytes are kept under `$INVINCAT_HOME/tampered/` for the user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from invincat_server.runtime.policy import file_lock, sanctioned
+from invincat_server.runtime.policy.protected_files import HOME_SETTINGS_FILES, HOME_WATCHED_DIRS
+
+# Bounds on what one snapshot reads (it runs before every tool call); a skills tree beyond
+# them is watched only up to the bound (documented limit).
+MAX_FILES = 2000
+MAX_FILE_BYTES = 1024 * 1024
+MAX_TOTAL_BYTES = 16 * 1024 * 1024
+LOCKED_FILES = frozenset({"approvals.json", "trusted_projects.json"})
+
+
+@dataclass(frozen=True)
+class SettingsSnapshot:
+    files: dict[Path, bytes | None]
+
+
+class SettingsWatch:
+    def __init__(self, home: Path) -> None:
+        self.home = Path(os.path.abspath(home))
+
+    def _watched(self) -> list[Path]:
+        paths = [self.home / name for name in HOME_SETTINGS_FILES]
+        total = 0
+        for folder in HOME_WATCHED_DIRS:
+            for dirpath, dirnames, filenames in os.walk(self.home / folder, followlinks=False):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    path = Path(dirpath) / name
+                    try:
+                        size = path.lstat().st_size
+                    except OSError:
+                        continue
+                    if len(paths) >= MAX_FILES or size > MAX_FILE_BYTES:
+                        continue
+                    total += size
+                    if total > MAX_TOTAL_BYTES:
+                        return paths
+                    paths.append(path)
+        return paths
+
+    def snapshot(self) -> SettingsSnapshot:
+        return SettingsSnapshot({path: _read(path) for path in self._watched()})
+
+    def restore_if_tampered(self, before: SettingsSnapshot) -> str | None:
+        """Undo changes no Invincat code made; returns the report, or None if none."""
+        now_paths = set(self._watched())
+        changed: list[str] = []
+        saved: list[str] = []
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        for path in sorted(set(before.files) | now_paths):
+            old = before.files.get(path)
+            if path not in before.files and path.name not in HOME_SETTINGS_FILES:
+                old = None  # a new file in a watched folder (a planted skill)
+            lock = file_lock.exclusive(path) if path.name in LOCKED_FILES else _nothing()
+            with lock:
+                now = _read(path)
+                if now == old or sanctioned.explains(path, old, now):
+                    continue
+                rel = path.relative_to(self.home).as_posix()
+                if now is not None:
+                    copy = self.home / "tampered" / stamp / rel
+                    _write(copy, now, 0o600)
+                    saved.append(str(copy))
+                if old is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
+                else:
+                    _write(path, old, 0o600)
+                changed.append(rel)
+        if not changed:
+            return None
+        kept = f" (modified copies saved: {', '.join(saved)})" if saved else ""
+        return (
+            f"Settings protection: {', '.join(changed)} in {self.home} was changed by a tool "
+            f"call, not by Invincat; the change was undone{kept}. Approval rules, trust, MCP "
+            "config, settings and skills may only be changed by the user."
+        )
+
+
+@contextlib.contextmanager
+def _nothing():  # type: ignore[no-untyped-def]
+    yield
+
+
+def _read(path: Path) -> bytes | None:
+    # Through symlinks: a config.toml linked from a dotfiles repo is watched by content.
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    path = Path(os.path.realpath(path))  # restore the content, keep the user's symlink
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = os.stat(path).st_mode & 0o777 if path.is_file() else mode
+    except OSError:
+        pass
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".restore")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
