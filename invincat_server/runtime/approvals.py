@@ -4,7 +4,9 @@ Default policy (docs/protocol.md): reads and searches inside the workspace run f
 writes, `execute`, `web_fetch`, MCP tools and `task` ask first. An `approve_always`
 decision adds a rule scoped to the session (this process) or the workspace (persisted in
 `$INVINCAT_HOME/approvals.json`, outside the project so the agent cannot grant itself
-permissions by writing a project file).
+permissions by writing a project file; when the project is `$HOME` the file tools refuse
+`$INVINCAT_HOME` explicitly). Rules never cover writes to the project's permission-bearing
+settings (`.mcp.json`, `.invincat/` settings): those ask every time.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from invincat_server.runtime.events import AlwaysOption
 from invincat_server.runtime.policy import file_lock, sanctioned
+from invincat_server.runtime.policy.settings_grants import project_settings_name
 
 # load_skill only reads skills the user installed; the remote status/result tools only
 # read runs this session started (starting and cancelling them ask first).
@@ -243,6 +246,11 @@ class ApprovalPolicy:
     def needs_approval(self, tool: str, args: dict[str, Any]) -> bool:
         if tool in FREE_TOOLS or self.auto_approve:
             return False
+        if tool in FILE_WRITE_TOOLS and project_settings_name(self.workspace, args.get("path")):
+            # Files that start programs or grant tools: asked every time, with what the
+            # change grants; no "always" rule covers them (`--yes` does: the user's
+            # explicit blanket consent, and project MCP configs still need trusting).
+            return True
         rules = [*self.session_rules, *self.store.rules_for(self.workspace)]
         return not any(rule.matches(tool, args) for rule in rules)
 

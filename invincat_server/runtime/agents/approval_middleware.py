@@ -26,6 +26,7 @@ from invincat_server.runtime.agents.interaction import user_thread_id
 from invincat_server.runtime.approvals import ApprovalPolicy, Decision, always_options
 from invincat_server.runtime.errors import ModelOutputError
 from invincat_server.runtime.events import ApprovalRequested
+from invincat_server.runtime.policy.settings_grants import describe_grants, project_settings_name
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
 from invincat_server.runtime.tools.documents import DocumentSource
 from invincat_server.runtime.tools.edits import EditError
@@ -89,15 +90,20 @@ class ApprovalMiddleware(AgentMiddleware):
             # The call cannot succeed (outside the workspace, edit text not found): let the
             # tool report the error to the model instead of asking the user to approve it.
             return None
+        description = _describe(name, args)
         if change is not None:
             path, diff, proposed = change.path, change.diff, change.new_text
+            settings = project_settings_name(self.workspace.root, args.get("path"))
+            if settings is not None:
+                # The diff alone does not say "this starts a program": spell it out.
+                description += ". " + describe_grants(settings, change.old_text, change.new_text)
         return ApprovalRequested(
             approval_id=approval_id_for(thread_id, message_id, call["id"]),
             thread_id=thread_id,
             tool_call_id=call["id"],
             tool_name=name,
             args=args,
-            description=_describe(name, args),
+            description=description,
             path=path,
             diff=diff,
             proposed_text=proposed,
