@@ -138,6 +138,11 @@ class SessionHost:
             return
         session.add_listener(self._on_event)
         self.session = session
+        from invincat_server.runtime.policy.broad_root import broad_root_warning
+
+        warning = broad_root_warning(session.workspace.root, session.settings.home)
+        if warning:
+            self._ls.tell_user(warning)  # window/showMessage, Warning: editors show it
         self._ls.memory_sync.start(session.memory)
         log.info("session open on %s", self.root)
         await self._restore_pending(session)

@@ -18,6 +18,7 @@ from invincat_server.runtime.events import (
     MemoryUpdating,
     TurnEnd,
 )
+from invincat_server.runtime.policy.broad_root import broad_root_warning
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.session import Session
 from invincat_server.runtime.turn import Turn
@@ -91,6 +92,9 @@ class ChatApp:
         except ConfigError as exc:
             self._err(str(exc))
             return EXIT_USAGE
+        warning = broad_root_warning(workspace.root, self.settings.home)
+        if warning:
+            self._err(warning)  # stderr in both modes: --json stdout stays events only
         self.reader = LineReader()
         self.approver: Approver = (
             AutoApprover() if self.options.yes else PromptApprover(self.renderer, self.reader)
