@@ -12,6 +12,7 @@ made by another Invincat process during a tool call is treated as tampering (doc
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from pathlib import Path
 
@@ -23,10 +24,15 @@ def digest(data: bytes | None) -> str | None:
     return hashlib.sha256(data).hexdigest() if data is not None else None
 
 
+def _key(path: Path) -> str:
+    # Writers and the watch may spell the home differently (relative, through a symlink).
+    return os.path.realpath(path)
+
+
 def record(path: Path, before: bytes | None, after: bytes | None) -> None:
     """Note that this process changed `path` from `before` to `after` (None: no file)."""
     with _lock:
-        steps = _transitions.setdefault(str(path), {})
+        steps = _transitions.setdefault(_key(path), {})
         steps.setdefault(digest(before), set()).add(digest(after))
 
 
@@ -34,7 +40,7 @@ def explains(path: Path, before: bytes | None, now: bytes | None) -> bool:
     """True if this process's own recorded writes lead from `before` to `now`."""
     start, goal = digest(before), digest(now)
     with _lock:
-        steps = {k: set(v) for k, v in _transitions.get(str(path), {}).items()}
+        steps = {k: set(v) for k, v in _transitions.get(_key(path), {}).items()}
     seen, frontier = {start}, [start]
     while frontier:
         current = frontier.pop()
