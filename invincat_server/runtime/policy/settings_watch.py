@@ -70,7 +70,8 @@ class SettingsWatch:
             old = before.files.get(path)
             if path not in before.files and path.name not in HOME_SETTINGS_FILES:
                 old = None  # a new file in a watched folder (a planted skill)
-            lock = file_lock.exclusive(path) if path.name in LOCKED_FILES else _nothing()
+            locked = path.name in LOCKED_FILES and path.parent == self.home
+            lock = file_lock.exclusive(path) if locked else contextlib.nullcontext()
             with lock:
                 now = _read(path)
                 if now == old or sanctioned.explains(path, old, now):
@@ -94,11 +95,6 @@ class SettingsWatch:
             f"call, not by Invincat; the change was undone{kept}. Approval rules, trust, MCP "
             "config, settings and skills may only be changed by the user."
         )
-
-
-@contextlib.contextmanager
-def _nothing():  # type: ignore[no-untyped-def]
-    yield
 
 
 def _read(path: Path) -> bytes | None:
