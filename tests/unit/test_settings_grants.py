@@ -68,3 +68,45 @@ def test_home_inside_the_project_is_guarded_however_it_is_spelled(tmp_path: Path
     for command in ["cat alias/approvals.json", "cp x .invincat/skills/s/SKILL.md", "ls .invincat"]:
         assert guard.command_touches_memory(command), command
     assert guard.command_touches_memory("pytest -q") is None
+
+
+def test_settings_watch_restores_a_file_replaced_by_a_folder_even_without_a_copy(
+    tmp_path: Path,
+) -> None:
+    from invincat_server.runtime.policy.settings_watch import SettingsWatch
+
+    home = tmp_path / "ih"
+    home.mkdir()
+    (home / "mcp.json").write_text('{"mcpServers": {}}')
+    watch = SettingsWatch(home)
+    before = watch.snapshot()
+    (home / "mcp.json").unlink()
+    (home / "mcp.json").mkdir()
+    (home / "mcp.json" / "x").write_text("planted")
+    report = watch.restore_if_tampered(before)
+    assert report is not None and "mcp.json" in report and "undone" in report
+    assert (home / "mcp.json").read_text() == '{"mcpServers": {}}'
+
+    before = watch.snapshot()
+    (home / "config.toml").write_text("model = 'evil'\n")
+    (home / "tampered").write_text("a file where the backup folder goes")
+    report = watch.restore_if_tampered(before)
+    assert report is not None and "undone" in report and "no copy of config.toml" in report
+    assert not (home / "config.toml").exists()
+    assert watch.restore_if_tampered(watch.snapshot()) is None
+
+
+def test_the_policy_asks_for_settings_files_despite_rules_but_not_under_yes(
+    tmp_path: Path,
+) -> None:
+    from invincat_server.runtime.approvals import ApprovalPolicy, Rule, WorkspaceRuleStore
+
+    store = WorkspaceRuleStore(tmp_path / "approvals.json")
+    store.add(tmp_path, Rule(tool="file_writes"))
+    policy = ApprovalPolicy(tmp_path, store, auto_approve=False)
+    assert not policy.needs_approval("write_file", {"path": "src/a.py"})
+    for path in [".mcp.json", ".invincat/mcp.json", ".invincat/config.toml"]:
+        assert policy.needs_approval("write_file", {"path": path}), path
+        assert policy.needs_approval("edit_file", {"path": path}), path
+    yes = ApprovalPolicy(tmp_path, store, auto_approve=True)
+    assert not yes.needs_approval("write_file", {"path": ".mcp.json"})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -65,11 +66,10 @@ class SettingsWatch:
         now_paths = set(self._watched())
         changed: list[str] = []
         saved: list[str] = []
+        failed: list[str] = []
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         for path in sorted(set(before.files) | now_paths):
-            old = before.files.get(path)
-            if path not in before.files and path.name not in HOME_SETTINGS_FILES:
-                old = None  # a new file in a watched folder (a planted skill)
+            old = before.files.get(path)  # None: no file before (a planted skill)
             locked = path.name in LOCKED_FILES and path.parent == self.home
             lock = file_lock.exclusive(path) if locked else contextlib.nullcontext()
             with lock:
@@ -79,22 +79,48 @@ class SettingsWatch:
                 rel = path.relative_to(self.home).as_posix()
                 if now is not None:
                     copy = self.home / "tampered" / stamp / rel
-                    _write(copy, now, 0o600)
-                    saved.append(str(copy))
-                if old is None:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(path)
-                else:
-                    _write(path, old, 0o600)
+                    try:
+                        _write(copy, now, 0o600)
+                        saved.append(str(copy))
+                    except OSError as exc:  # undoing the change matters more than the copy
+                        saved.append(f"no copy of {rel}: {exc.strerror or exc}")
+                try:
+                    _put_back(path, old)
+                except OSError as exc:
+                    failed.append(f"{rel} ({exc.strerror or exc})")
+                    continue
                 changed.append(rel)
-        if not changed:
+        if not changed and not failed:
             return None
-        kept = f" (modified copies saved: {', '.join(saved)})" if saved else ""
+        parts = []
+        if changed:
+            kept = f" (modified copies saved: {', '.join(saved)})" if saved else ""
+            parts.append(
+                f"{', '.join(changed)} in {self.home} was changed by a tool call, not by "
+                f"Invincat; the change was undone{kept}"
+            )
+        if failed:
+            parts.append(
+                f"{', '.join(failed)} in {self.home} was changed by a tool call and could not "
+                "be restored; check it by hand before trusting it"
+            )
         return (
-            f"Settings protection: {', '.join(changed)} in {self.home} was changed by a tool "
-            f"call, not by Invincat; the change was undone{kept}. Approval rules, trust, MCP "
-            "config, settings and skills may only be changed by the user."
+            "Settings protection: "
+            + "; ".join(parts)
+            + ". Approval rules, trust, MCP config, settings and skills may only be changed by "
+            "the user."
         )
+
+
+def _put_back(path: Path, old: bytes | None) -> None:
+    """Restore `old` at `path` (None: remove the file that appeared)."""
+    if old is not None and os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)  # a folder planted where the settings file was
+    if old is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    else:
+        _write(path, old, 0o600)
 
 
 def _read(path: Path) -> bytes | None:
