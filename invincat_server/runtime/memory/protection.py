@@ -133,8 +133,8 @@ class PathGuard:
     def protection(
         self, path: str | Path, *, base: Path | None = None, write: bool = True
     ) -> Protection | None:
-        """ "memory" for a memory file, "home" for anything else under `$INVINCAT_HOME` (for
-        reads: except `HOME_READABLE`), None when tools may use it.
+        """Why tools may not use `path`: `"memory"` for a memory file, `"home"` for anything
+        else under `$INVINCAT_HOME` (for reads: except `HOME_READABLE`), else None.
 
         Compares the resolved real path and the literal absolute spelling, both
         case-insensitively, and catches hard links by device + inode.
