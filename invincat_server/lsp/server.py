@@ -29,6 +29,7 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, 
 
 from invincat_server import __version__
 from invincat_server.lsp.documents import EditorDocuments
+from invincat_server.lsp.envelope import InvalidMessage, check_envelope, check_top_level
 from invincat_server.lsp.host import SessionHost
 from invincat_server.lsp.log import configure_logging
 from invincat_server.lsp.memory_sync import MemorySync
@@ -55,6 +56,9 @@ class InvincatProtocol(LanguageServerProtocol):
         # json.loads calls this for every object, innermost first: only messages count.
         if "jsonrpc" not in data:
             return data
+        invalid = check_envelope(data)
+        if invalid is not None:
+            return invalid
         method = data.get("method")
         if method in REQUESTS:
             # Keep custom params as JSON: pygls would turn them into namedtuples.
@@ -73,6 +77,11 @@ class InvincatProtocol(LanguageServerProtocol):
             raise
 
     def handle_message(self, message: Any) -> None:
+        if isinstance(message, dict | list | str | int | float) or message is None:
+            message = check_top_level(message)  # not a JSON-RPC object at all
+        if isinstance(message, InvalidMessage):
+            self.answer_invalid(message)
+            return
         if isinstance(message, _UnparseableRequest):
             error = types.ResponseError(code=ErrorCode.INVALID_PARAMS, message=message.message)
             self._send_response(message.id, error=error)
@@ -81,6 +90,23 @@ class InvincatProtocol(LanguageServerProtocol):
             log.warning("%s was sent as a notification; send it as a request", message.method)
             return
         super().handle_message(message)
+
+    def answer_invalid(self, invalid: InvalidMessage) -> None:
+        """Answer a message that is not valid JSON-RPC (or drop it if it was a response)."""
+        log.warning("ignored an invalid message from the editor: %s", invalid.message)
+        if invalid.answer:
+            self._send_data(invalid.response())
+
+    def _send_response(
+        self, msg_id: MsgId, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        # pygls puts the Python traceback of an unexpected failure into `error.data`: it
+        # reveals the server's internals to whoever is connected and helps no user. The
+        # log (stderr) keeps it.
+        if isinstance(error, types.ResponseError) and isinstance(error.data, dict):
+            if "traceback" in error.data:
+                error = types.ResponseError(code=error.code, message=error.message)
+        super()._send_response(msg_id, result, error)
 
     def _get_handler(self, feature_name: str) -> Any:
         try:
