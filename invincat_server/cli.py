@@ -22,9 +22,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"invincat {__version__}")
     server = parser.add_argument_group("language server (what editors launch)")
     server.add_argument("--stdio", action="store_true", help="serve LSP over stdin/stdout")
-    server.add_argument("--tcp", action="store_true", help="serve LSP over TCP (with --port)")
-    server.add_argument("--port", type=int, metavar="N", help="TCP port for --tcp")
-    server.add_argument("--host", default="127.0.0.1", help="TCP host for --tcp (127.0.0.1)")
+    server.add_argument(
+        "--tcp",
+        action="store_true",
+        help="serve one editor over TCP (with --port); it must send the token written to "
+        "the connection-info file as initializationOptions.token in `initialize`",
+    )
+    server.add_argument("--port", type=int, metavar="N", help="TCP port for --tcp (0: any free)")
+    server.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="TCP host for --tcp (127.0.0.1); other than loopback needs --allow-remote",
+    )
+    server.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="let --host be an address other machines can reach (the token travels unencrypted)",
+    )
+    server.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="where --tcp writes host, port, token and pid, mode 0600 "
+        "(default $INVINCAT_HOME/run/lsp-PID.json); INVINCAT_LSP_TOKEN sets the token",
+    )
+    server.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="serve one editor on a unix socket at PATH, created with mode 0600",
+    )
     server.add_argument(
         "--acp", action="store_true", help="serve the Agent Client Protocol over stdin/stdout"
     )
@@ -56,6 +81,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_memory_parser(sub)
     return parser
+
+
+def _check_transport(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """One transport; TCP only on loopback unless the user explicitly allows more."""
+    if sum(map(bool, (args.stdio, args.tcp, args.socket))) > 1:
+        parser.error("--stdio, --tcp and --socket cannot be combined")
+    if not args.tcp and (args.port is not None or args.token_file or args.allow_remote):
+        parser.error("--port, --token-file and --allow-remote go with --tcp")
+    if not args.tcp:
+        return
+    if args.port is None:
+        parser.error("--tcp needs --port N")
+    from invincat_server.lsp.transport import is_loopback
+
+    if not is_loopback(args.host):
+        if not args.allow_remote:
+            parser.error(
+                f"--host {args.host} is reachable from other machines: whoever connects "
+                "with the token runs commands as you. Use 127.0.0.1 (or --socket), an SSH "
+                "tunnel, or add --allow-remote if you really mean it."
+            )
+        print(
+            f"invincat: warning: serving on {args.host} (--allow-remote): anyone who can "
+            "reach it and learns the token controls the agent, and the token and all "
+            "traffic travel unencrypted.",
+            file=sys.stderr,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,20 +142,27 @@ def _run(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.acp:
-        if args.stdio or args.tcp or args.command:
-            parser.error("--acp cannot be combined with --stdio, --tcp or a command")
+        if args.stdio or args.tcp or args.socket or args.command:
+            parser.error("--acp cannot be combined with --stdio, --tcp, --socket or a command")
         from invincat_server.acp.server import serve as serve_acp
 
         return serve_acp()
-    if args.stdio or args.tcp:
-        if args.stdio and args.tcp:
-            parser.error("--stdio and --tcp cannot be combined")
-        if args.tcp and args.port is None:
-            parser.error("--tcp needs --port N")
+    if args.stdio or args.tcp or args.socket:
+        _check_transport(parser, args)
         # Settings errors are the server's to report (window/showMessage), not an exit.
+        from pathlib import Path
+
         from invincat_server.lsp.server import serve
 
-        return serve(tcp=args.tcp, host=args.host, port=args.port)
+        return serve(
+            tcp=args.tcp,
+            host=args.host,
+            port=args.port,
+            socket_path=Path(args.socket) if args.socket else None,
+            info_file=Path(args.token_file) if args.token_file else None,
+        )
+    if args.token_file or args.allow_remote or args.port is not None:
+        parser.error("--port, --token-file and --allow-remote go with --tcp")
     from invincat_server.runtime.config import ConfigError, load_settings
 
     try:

@@ -16,13 +16,14 @@ import os
 import sys
 import threading
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import IO, Any
 
 import attrs
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcMethodNotFound
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, MsgId
@@ -31,11 +32,23 @@ from invincat_server import __version__
 from invincat_server.lsp.documents import EditorDocuments
 from invincat_server.lsp.envelope import InvalidMessage, check_envelope, check_top_level
 from invincat_server.lsp.host import SessionHost
+from invincat_server.lsp.listener import OneEditor
 from invincat_server.lsp.log import configure_logging
 from invincat_server.lsp.memory_sync import MemorySync
 from invincat_server.lsp.progress import TurnProgress
 from invincat_server.lsp.proposals import ProposedEdits
 from invincat_server.lsp.protocol import REQUESTS, RESOLVE_APPROVAL_COMMAND, ErrorCode
+from invincat_server.lsp.transport import (
+    TransportError,
+    bind_private_socket,
+    default_info_file,
+    make_token,
+    peer_uid,
+    read_authenticated_initialize,
+    remove_file,
+    run_messages,
+    write_connection_info,
+)
 
 log = logging.getLogger("invincat.lsp")
 
@@ -183,49 +196,67 @@ class InvincatLanguageServer(LanguageServer):
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout))
         reader = StdinAsyncReader(stdin, self.thread_pool)
-        self._run(
-            run_async(
-                stop_event=self._stop_event,
-                reader=reader,
-                protocol=self.protocol,
-                logger=log,
-                error_handler=self.report_server_error,
-            )
-        )
+        self._run(run_messages(reader, self.protocol, self._stop_event, self._on_read_error))
 
-    def serve_tcp(self, host: str, port: int) -> None:
-        """Serve one editor connection on host:port, then exit."""
-        self._stop_event = stop = threading.Event()
+    def serve_tcp(self, host: str, port: int, *, token: str, info_file: Path) -> int:
+        """Serve the one editor that presents `token` on host:port; the exit code."""
+
+        async def listen(on_connection: Any) -> asyncio.Server:
+            server = await asyncio.start_server(on_connection, host, port)
+            bound = server.sockets[0].getsockname()
+            info = {"host": bound[0], "port": bound[1], "token": token, "pid": os.getpid()}
+            write_connection_info(info_file, info)
+            where = ", ".join("{}:{}".format(*sock.getsockname()[:2]) for sock in server.sockets)
+            log.info("Invincat language server listening on %s (token in %s)", where, info_file)
+            return server
+
+        async def admit(reader: asyncio.StreamReader, writer: Any) -> tuple[bytes | None, str]:
+            return await read_authenticated_initialize(reader, token)
+
+        try:
+            return self._serve_one_editor(listen, admit)
+        finally:
+            remove_file(info_file)
+
+    def serve_socket(self, path: Path) -> int:
+        """Serve the one editor that connects to the 0600 unix socket `path`; the exit code."""
+
+        async def listen(on_connection: Any) -> asyncio.Server:
+            server = await asyncio.start_unix_server(on_connection, sock=bind_private_socket(path))
+            log.info("Invincat language server listening on %s", path)
+            return server
+
+        async def admit(reader: Any, writer: asyncio.StreamWriter) -> tuple[bytes | None, str]:
+            uid = peer_uid(writer)
+            if uid is not None and uid not in (os.getuid(), 0):
+                return None, f"it runs as uid {uid}, not as this server's user"
+            return b"", ""
+
+        try:
+            return self._serve_one_editor(listen, admit)
+        finally:
+            if path.is_socket():
+                remove_file(path)
+
+    def _serve_one_editor(self, listen: Any, admit: Any) -> int:
+        self._stop_event = threading.Event()
+        editor = OneEditor(self.protocol, self._stop_event, admit, self._on_read_error)
+        failed: list[str] = []
 
         async def serve() -> None:
-            finished = asyncio.Event()
-            connected = False
-
-            async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-                nonlocal connected
-                if connected:  # one protocol state per process: refuse a second editor
-                    writer.close()
-                    return
-                connected = True
-                self.protocol.set_writer(writer)  # type: ignore[arg-type]
-                try:
-                    await run_async(
-                        stop_event=stop,
-                        reader=reader,
-                        protocol=self.protocol,
-                        logger=log,
-                        error_handler=self.report_server_error,
-                    )
-                finally:
-                    finished.set()
-
-            server = await asyncio.start_server(connection, host, port)
-            where = ", ".join("{}:{}".format(*sock.getsockname()[:2]) for sock in server.sockets)
-            log.info("Invincat language server listening on %s", where)
-            async with server:
-                await finished.wait()
+            try:
+                await editor.serve(listen)
+            except (OSError, TransportError) as exc:
+                failed.append(str(exc))
 
         self._run(serve())
+        if failed:
+            log.error("Cannot listen: %s", failed[0])
+            return 1
+        return 0
+
+    def _on_read_error(self, error: Exception) -> None:
+        self.report_server_error(error, JsonRpcException)
 
     def _run(self, main: Coroutine[Any, Any, None]) -> None:
         async def until_closed() -> None:
@@ -326,13 +357,28 @@ def _claim_stdio() -> tuple[IO[bytes], IO[bytes]]:
     return protocol_in, protocol_out
 
 
-def serve(*, tcp: bool = False, host: str = "127.0.0.1", port: int | None = None) -> int:
+def serve(
+    *,
+    tcp: bool = False,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    socket_path: Path | None = None,
+    info_file: Path | None = None,
+) -> int:
     """Run the server until the editor disconnects; the CLI's exit code."""
     ls = build_server()
     configure_logging(ls)
+    if socket_path is not None:
+        return ls.serve_socket(socket_path)
     if tcp:
         assert port is not None
-        ls.serve_tcp(host, port)
-    else:
-        ls.serve_stdio(*_claim_stdio())
+        try:
+            token = make_token(os.environ)
+        except TransportError as exc:
+            log.error("%s", exc)
+            return 2
+        return ls.serve_tcp(
+            host, port, token=token, info_file=info_file or default_info_file(os.environ)
+        )
+    ls.serve_stdio(*_claim_stdio())
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import sys
 import uuid
@@ -267,33 +268,48 @@ async def start_client(
     return client
 
 
+async def start_tcp_server(
+    env: dict[str, str], workspace: Path, *args: str
+) -> tuple[asyncio.subprocess.Process, int]:
+    """Spawn `invincat --tcp --port 0 ARGS`; (the process, the port it logs)."""
+    server = await asyncio.create_subprocess_exec(
+        INVINCAT, "--tcp", "--port", "0", *args, env=env, cwd=str(workspace), stderr=PIPE
+    )
+    assert server.stderr is not None
+    while True:
+        line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
+        assert line, "the server exited before listening"
+        if match := re.search(r"listening on 127\.0\.0\.1:(\d+)", line):
+            return server, int(match.group(1))
+
+
+def connection_info(env: dict[str, str], pid: int) -> dict[str, Any]:
+    """What `invincat --tcp` wrote to its connection-info file (default location)."""
+    return json.loads((Path(env["INVINCAT_HOME"]) / "run" / f"lsp-{pid}.json").read_text())
+
+
 async def start_tcp_client(
     env: dict[str, str], workspace: Path, editor: str
 ) -> tuple[InvincatClient, asyncio.subprocess.Process]:
-    """Spawn `invincat --tcp --port 0`, read the port it logs, connect and initialize."""
-    server = await asyncio.create_subprocess_exec(
-        INVINCAT, "--tcp", "--port", "0", env=env, cwd=str(workspace), stderr=PIPE
-    )
-    assert server.stderr is not None
-    port = None
-    while port is None:
-        line = (await asyncio.wait_for(server.stderr.readline(), 20)).decode()
-        assert line, "the server exited before listening"
-        if match := re.search(r"listening on 127\.0\.0\.1:(\d+)", line):
-            port = int(match.group(1))
+    """Spawn `invincat --tcp --port 0`, read its token, connect and initialize with it."""
+    server, port = await start_tcp_server(env, workspace)
+    token = connection_info(env, server.pid)["token"]
     client = make_client()
     await client.start_tcp("127.0.0.1", port)
-    await _initialize(client, workspace, editor)
+    await _initialize(client, workspace, editor, options={"token": token})
     return client, server
 
 
-async def _initialize(client: InvincatClient, workspace: Path, editor: str) -> None:
+async def _initialize(
+    client: InvincatClient, workspace: Path, editor: str, options: Any = None
+) -> None:
     uri = file_uri(workspace)
     result = await client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(editor),
             root_uri=uri,
             workspace_folders=[types.WorkspaceFolder(uri=uri, name=workspace.name)],
+            initialization_options=options,
         )
     )
     client.encoding = str(result.capabilities.position_encoding or "utf-16")

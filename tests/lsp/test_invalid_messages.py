@@ -1,4 +1,4 @@
-"""Messages that are not valid JSON-RPC get `-32600` saying what is wrong, never
+"""Messages that are not valid JSON-RPC get `-32600` / `-32700` saying what is wrong, never
 a Python traceback, and the server keeps serving (issue 13 §7). Raw bytes on the real
 `invincat --stdio`."""
 
@@ -77,6 +77,11 @@ def test_invalid_ids_and_envelopes_get_invalid_request_without_a_traceback(
         stdio.send(not_an_object)
         answer = next_error(stdio, seen)
         assert answer["id"] is None and answer["error"]["code"] == -32600
+
+    # Not JSON at all: -32700.
+    stdio.send_body(b'{"jsonrpc": "2.0", "id": 10, ')
+    answer = next_error(stdio, seen)
+    assert answer["id"] is None and answer["error"]["code"] == -32700
 
     # Nothing the server sent about any of it carries a traceback or a Python frame.
     dumped = json.dumps(seen)
