@@ -1,7 +1,7 @@
 """Serve one authenticated editor over a listening socket (`--tcp`, `--socket`), then stop.
 
 There is one protocol state (one session, one set of open documents) per process, so one
-editor is served; the process ends when that editor disconnects.
+editor is served; the process ends when that editor disconnects, or on SIGINT / SIGTERM.
 Connections are admitted by the transport's check (`transport.py`): one that fails it is
 closed without an answer and does not count, so a stranger cannot take the editor's place
 or keep it out. While the editor is connected, any further connection is closed at once.
@@ -10,7 +10,9 @@ or keep it out. While the editor is connected, any further connection is closed 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,8 @@ log = logging.getLogger("invincat.lsp")
 Admit = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[tuple[bytes | None, str]]]
 """(the first message body to handle, or b"" if none was read, "") or (None, why refused)."""
 Listen = Callable[[Callable[..., Awaitable[None]]], Awaitable[asyncio.Server]]
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class OneEditor:
@@ -42,20 +46,42 @@ class OneEditor:
         self._editor: asyncio.StreamWriter | None = None
         self._waiting: set[asyncio.StreamWriter] = set()
         self._ended = asyncio.Event()
+        self._stopping = asyncio.Event()
 
     async def serve(self, listen: Listen) -> None:
-        """Listen, serve the editor until it disconnects."""
-        server = await listen(self._connection)
+        """Listen, serve the editor until it disconnects or a stop signal arrives."""
+        loop = asyncio.get_running_loop()
+        for sig in STOP_SIGNALS:
+            loop.add_signal_handler(sig, self._on_signal, sig)
+        server = await listen(self._on_connection)
         async with server:
-            await self._ended.wait()
-        # Closing the streams ends their reads (EOF): the checks of waiting strangers
-        # give up.
+            ended = asyncio.ensure_future(self._ended.wait())
+            stopping = asyncio.ensure_future(self._stopping.wait())
+            await asyncio.wait({ended, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+        # Closing the streams ends their reads (EOF): the editor's loop returns, the
+        # checks of waiting strangers give up.
         for writer in self._waiting:
             writer.close()
+        if self._editor is not None:
+            self._editor.close()
+            await ended
+        ended.cancel()
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        if not self._stopping.is_set():
+            log.info("%s: stopping the language server.", sig.name)
+        self._stopping.set()
+
+    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        # asyncio (3.11) logs a traceback for a connection task that ends cancelled, which
+        # is how a pending check ends when the server stops: end quietly instead.
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._connection(reader, writer)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         peer = _describe_peer(writer)
-        if self._editor is not None:
+        if self._editor is not None or self._stopping.is_set():
             log.warning("Refused a connection from %s: an editor is already connected.", peer)
             writer.close()
             return
@@ -64,7 +90,7 @@ class OneEditor:
             first, why = await self._admit(reader, writer)
         finally:
             self._waiting.discard(writer)
-        if first is not None and self._editor is not None:
+        if first is not None and (self._editor is not None or self._stopping.is_set()):
             first, why = None, "an editor is already connected"
         if first is None:
             log.warning("Refused a connection from %s: %s.", peer, why)
@@ -77,6 +103,8 @@ class OneEditor:
             if first:
                 handle_body(self._protocol, first, self._error_handler)
             await run_messages(reader, self._protocol, self._stop, self._error_handler)
+        except SystemExit:
+            pass  # the `exit` notification: pygls' way to end the connection
         finally:
             writer.close()
             self._ended.set()

@@ -248,12 +248,24 @@ class InvincatLanguageServer(LanguageServer):
                 await editor.serve(listen)
             except (OSError, TransportError) as exc:
                 failed.append(str(exc))
+            await self._let_handlers_finish()
 
         self._run(serve())
         if failed:
             log.error("Cannot listen: %s", failed[0])
             return 1
         return 0
+
+    async def _let_handlers_finish(self, timeout: float = 5.0) -> None:
+        """After the editor left: let request handlers still running (a `shutdown` that
+        is closing the session) end, instead of being cancelled by asyncio.run, which
+        would log their cancellation as tracebacks; whatever remains is stopped quietly."""
+        await self.host.close()
+        current = asyncio.current_task()
+        others = [task for task in asyncio.all_tasks() if task is not current]
+        if others:
+            await asyncio.wait(others, timeout=timeout)
+        asyncio.get_running_loop().set_exception_handler(_quiet_after_stop)
 
     def _on_read_error(self, error: Exception) -> None:
         self.report_server_error(error, JsonRpcException)
@@ -276,6 +288,10 @@ class InvincatLanguageServer(LanguageServer):
             pass
         finally:
             self.shutdown()
+
+
+def _quiet_after_stop(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    log.debug("after stop: %s", context.get("message"))
 
 
 def build_server() -> InvincatLanguageServer:

@@ -1,10 +1,11 @@
-"""`invincat --tcp` and `--socket` let in only the user's editor (issue 13 §2). The real
-`invincat` process, raw sockets."""
+"""`invincat --tcp` and `--socket` let in only the user's editor (issue 13 §2), and stop
+cleanly on SIGINT / SIGTERM / `exit` (§7). The real `invincat` process, raw sockets."""
 
 from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import stat
 import subprocess
@@ -103,6 +104,7 @@ def stop_editor(peer: Peer, server: Server) -> None:
     peer.answer(99)
     peer.send({"jsonrpc": "2.0", "method": "exit"})
     assert server.wait() == 0
+    assert "Traceback" not in server.stderr(), server.stderr()
 
 
 ATTACKS = {
@@ -249,7 +251,8 @@ def test_a_non_loopback_host_needs_allow_remote_and_warns(
     )
     allowed.wait_for_log(r"listening on 0\.0\.0\.0:\d+")
     assert "warning: serving on 0.0.0.0 (--allow-remote)" in allowed.stderr()
-    allowed.kill()
+    allowed.process.send_signal(signal.SIGTERM)
+    assert allowed.wait() == 0
 
 
 @pytest.fixture
@@ -311,3 +314,28 @@ def test_a_socket_path_that_is_not_a_stale_socket_is_not_replaced(
         assert "Another server is listening" in server.stderr()
     finally:
         live.close()
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "exit"])
+def test_stopping_the_tcp_server_is_clean(
+    how: str,
+    servers: list[Server],
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+) -> None:
+    """With an editor connected and the session open: exit 0, no traceback."""
+    server, port = start_tcp(servers, invincat_env, workspace)
+    token = read_info(invincat_env, server)["token"]
+    editor, _ = open_editor(("127.0.0.1", port), workspace, {"token": token})
+    editor.send(request(2, "invincat/threads/list", {}))  # waits for the session to open
+    assert editor.answer(2)["result"]["threads"] == []
+    if how == "exit":
+        # shutdown and exit back to back, as Neovim does on :qa
+        editor.send(request(3, "shutdown"))
+        editor.send({"jsonrpc": "2.0", "method": "exit"})
+    else:
+        server.process.send_signal(getattr(signal, how))
+    assert server.wait() == 0
+    assert "Traceback" not in server.stderr(), server.stderr()
+    assert not info_file(invincat_env, server).exists()
