@@ -39,6 +39,7 @@ from invincat_server.lsp.progress import TurnProgress
 from invincat_server.lsp.proposals import ProposedEdits
 from invincat_server.lsp.protocol import REQUESTS, RESOLVE_APPROVAL_COMMAND, ErrorCode
 from invincat_server.lsp.transport import (
+    TOKEN_ENV,
     TransportError,
     bind_private_socket,
     default_info_file,
@@ -393,6 +394,8 @@ def serve(
         except TransportError as exc:
             log.error("%s", exc)
             return 2
+        # Commands the agent runs inherit the environment: they must not see the token.
+        os.environ.pop(TOKEN_ENV, None)
         return ls.serve_tcp(
             host, port, token=token, info_file=info_file or default_info_file(os.environ)
         )

@@ -3,6 +3,7 @@ cleanly on SIGINT / SIGTERM / `exit` (§7). The real `invincat` process, raw soc
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -80,8 +81,6 @@ def info_file(env: dict[str, str], server: Server) -> Path:
 
 
 def read_info(env: dict[str, str], server: Server) -> dict[str, Any]:
-    import json
-
     return json.loads(info_file(env, server).read_text())
 
 
@@ -221,10 +220,28 @@ def test_a_token_file_and_a_token_chosen_by_the_launcher(
     server = start(servers, ["--tcp", "--port", "0", "--token-file", str(path)], env, workspace)
     port = int(server.wait_for_log(r"listening on 127\.0\.0\.1:(\d+)").group(1))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    import json
-
     assert json.loads(path.read_text())["token"] == chosen
+    # Commands the agent runs (here approved by the user) do not inherit the token.
+    dump = workspace / "env.txt"
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "execute", "arguments": {"command": f"env > {dump}"}}]},
+            {"content": "done"},
+        ]
+    )
     editor, _ = open_editor(("127.0.0.1", port), workspace, {"token": chosen})
+    editor.send(request(2, "invincat/chat", {"prompt": "dump the environment"}))
+    asked = editor.event("approval_requested")
+    editor.send(
+        request(
+            3,
+            "invincat/resolveApproval",
+            {"approvalId": asked["approval_id"], "decision": "approve"},
+        )
+    )
+    assert editor.event("turn_end")["status"] == "completed"
+    assert "INVINCAT_HOME" in dump.read_text()  # the command ran, with the environment
+    assert chosen not in dump.read_text()
     stop_editor(editor, server)
     assert not path.exists()
 
