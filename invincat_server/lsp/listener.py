@@ -17,7 +17,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from invincat_server.lsp.transport import handle_body, run_messages
+from invincat_server.lsp.transport import TransportError, handle_body, run_messages
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatProtocol
@@ -53,7 +53,10 @@ class OneEditor:
         loop = asyncio.get_running_loop()
         for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, self._on_signal, sig)
-        server = await listen(self._on_connection)
+        try:
+            server = await listen(self._on_connection)
+        except OSError as exc:  # the port is taken, the address is not ours...
+            raise TransportError(str(exc)) from None
         async with server:
             ended = asyncio.ensure_future(self._ended.wait())
             stopping = asyncio.ensure_future(self._stopping.wait())

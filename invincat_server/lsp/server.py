@@ -202,11 +202,15 @@ class InvincatLanguageServer(LanguageServer):
     def serve_tcp(self, host: str, port: int, *, token: str, info_file: Path) -> int:
         """Serve the one editor that presents `token` on host:port; the exit code."""
 
+        written = False
+
         async def listen(on_connection: Any) -> asyncio.Server:
+            nonlocal written
             server = await asyncio.start_server(on_connection, host, port)
             bound = server.sockets[0].getsockname()
             info = {"host": bound[0], "port": bound[1], "token": token, "pid": os.getpid()}
             write_connection_info(info_file, info)
+            written = True
             where = ", ".join("{}:{}".format(*sock.getsockname()[:2]) for sock in server.sockets)
             log.info("Invincat language server listening on %s (token in %s)", where, info_file)
             return server
@@ -217,13 +221,19 @@ class InvincatLanguageServer(LanguageServer):
         try:
             return self._serve_one_editor(listen, admit)
         finally:
-            remove_file(info_file)
+            if written:  # never a file that was there before and we did not replace
+                remove_file(info_file)
 
     def serve_socket(self, path: Path) -> int:
         """Serve the one editor that connects to the 0600 unix socket `path`; the exit code."""
 
+        bound = False
+
         async def listen(on_connection: Any) -> asyncio.Server:
-            server = await asyncio.start_unix_server(on_connection, sock=bind_private_socket(path))
+            nonlocal bound
+            sock = bind_private_socket(path)
+            bound = True
+            server = await asyncio.start_unix_server(on_connection, sock=sock)
             log.info("Invincat language server listening on %s", path)
             return server
 
@@ -236,7 +246,7 @@ class InvincatLanguageServer(LanguageServer):
         try:
             return self._serve_one_editor(listen, admit)
         finally:
-            if path.is_socket():
+            if bound:  # never the socket of another server that made us refuse to start
                 remove_file(path)
 
     def _serve_one_editor(self, listen: Any, admit: Any) -> int:
@@ -247,7 +257,7 @@ class InvincatLanguageServer(LanguageServer):
         async def serve() -> None:
             try:
                 await editor.serve(listen)
-            except (OSError, TransportError) as exc:
+            except TransportError as exc:
                 failed.append(str(exc))
             await self._let_handlers_finish()
 

@@ -172,7 +172,7 @@ async def read_authenticated_initialize(reader: Reader, token: str) -> tuple[byt
         return None, "it closed before sending `initialize`"
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, "the first message was not JSON"
     cleaned, why = check_token(message, token)
     return (json.dumps(cleaned).encode() if cleaned is not None else None), why

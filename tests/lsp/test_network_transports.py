@@ -329,6 +329,7 @@ def test_a_socket_path_that_is_not_a_stale_socket_is_not_replaced(
         )
         assert server.wait() == 1
         assert "Another server is listening" in server.stderr()
+        assert stat.S_ISSOCK(os.lstat(socket_dir / "live.sock").st_mode)  # left alone
     finally:
         live.close()
 
