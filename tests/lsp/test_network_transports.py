@@ -357,3 +357,45 @@ def test_stopping_the_tcp_server_is_clean(
     assert server.wait() == 0
     assert "Traceback" not in server.stderr(), server.stderr()
     assert not info_file(invincat_env, server).exists()
+
+
+NVIM = Path(sys.executable).with_name("nvim")
+
+
+@pytest.mark.parametrize("transport", ["tcp", "socket"])
+def test_neovim_connects_as_docs_editors_md_says(
+    transport: str,
+    servers: list[Server],
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+    socket_dir: Path,
+    tmp_path: Path,
+) -> None:
+    """A real Neovim, without the plugin, with `vim.lsp.rpc.connect` and `init_options`."""
+    if not NVIM.exists():
+        pytest.fail(f"{NVIM} is missing: install the dev extras (pip install -e '.[dev]').")
+    fake_openai.add_steps([{"content": "hello from tcp"}])
+    env = {**invincat_env, "ROOT": str(workspace), "RESULT": str(tmp_path / "result.json")}
+    env["XDG_STATE_HOME"] = env["XDG_DATA_HOME"] = env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    if transport == "tcp":
+        server, _ = start_tcp(servers, invincat_env, workspace)
+        env["INFO"] = str(info_file(invincat_env, server))
+    else:
+        path = socket_dir / "lsp.sock"
+        server = start(servers, ["--socket", str(path)], invincat_env, workspace)
+        server.wait_for_log(re.escape(f"listening on {path}"))
+        env["SOCKET"] = str(path)
+    script = Path(__file__).with_name("lua") / "connect_tcp.lua"
+    nvim = subprocess.run(
+        [str(NVIM), "--headless", "--clean", "-i", "NONE", "-c", f"luafile {script}"],
+        env=env,
+        cwd=workspace,
+        capture_output=True,
+        timeout=DEADLINE + 30,
+    )
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result.get("err") is None, (result, nvim.stderr[-2000:], server.stderr())
+    assert result["result"]["status"] == "completed"
+    assert server.wait() == 0  # Neovim detached: the one-editor server is done
+    assert "Refused" not in server.stderr()
