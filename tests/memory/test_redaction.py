@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import string
@@ -10,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from invincat_server.runtime.memory import MemoryService
-from invincat_server.runtime.memory.redaction import redact, residual_secrets
+from invincat_server.runtime.memory.redaction import mask_residual, redact, residual_secrets
 
+from .credentials import Credential, credentials
 from .helpers import create, journal_bytes, store_bytes
 
 
@@ -132,3 +134,69 @@ def test_redaction_works_with_a_temp_dir_inside_home(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("HOME", "/tmp/u")
     assert redact("see /tmp/u/notes and /tmp/other").text == "see ~/notes and <tmp>/other"
     assert os.environ["HOME"] == "/tmp/u"
+
+
+@pytest.mark.parametrize(
+    "credential", credentials(), ids=[c.provider.replace(" ", "_") for c in credentials()]
+)
+def test_every_catalogued_format_is_redacted_in_prose_code_and_config(
+    credential: Credential,
+) -> None:
+    # Fresh values per run, in the contexts they are pasted in.
+    fresh = {c.provider: c for c in credentials()}[credential.provider]
+    for text in (
+        f"here is what I use: {fresh.text}\nthanks",
+        f'config = """{fresh.text}"""',
+        f"- `{fresh.text}`.",
+        f"{{'value': {json.dumps(fresh.text)}}}",
+    ):
+        result = redact(text)
+        assert fresh.secret not in result.text, (credential.provider, result.text)
+        assert fresh.secret not in mask_residual(text)
+
+
+def test_a_rule_matching_only_a_prefix_never_leaves_the_rest_behind() -> None:
+    # detect-secrets' Stripe rule matches 24 characters; today's keys are much longer.
+    key = "sk_live_" + _rand(99)
+    assert redact(f"key {key} end").text == "key [REDACTED:stripe_key] end"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "connect(host, user=user, password=password)",
+        "token = self.token",
+        "password: str | None = None",
+        "api_key = os.environ['OPENAI_API_KEY']",
+        "secret = get_secret(name)",
+        "if token == ('end', key):",
+        "items.sort(key=lambda item: item.score)",
+        "cache_key = f'{user}:{page}'",
+        "export GITHUB_TOKEN=$GITHUB_TOKEN",
+        "password=${DB_PASSWORD}",
+        "class _V1ValidatorWithValuesKwOnlyClsMethod(Protocol):",
+        "https://github.com/Microsoft/vscode-uri/blob/e59cab84f5df6265aed18ae5f43552d3eef13bb9/lib",
+        "ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'",
+        "const token = tokens[index];",
+        'if line.startswith("-----BEGIN RSA PRIVATE KEY-----"):',
+    ],
+)
+def test_ordinary_source_code_is_left_alone(text: str) -> None:
+    result = redact(text)
+    expected = text if "PRIVATE KEY" not in text else result.text
+    assert result.text == expected, result.text
+    if "PRIVATE KEY" in text:  # a marker alone (code that parses keys): only the marker goes
+        assert result.text == 'if line.startswith("[REDACTED:private_key]"):'
+
+
+def test_typed_secrets_in_env_lines_yaml_and_headers_are_redacted() -> None:
+    value = _rand(18)
+    for text in (
+        f"DB_PASSWORD={value}",
+        f"export STRIPE_API_KEY='{value}'",
+        f'password: "{value}"',
+        f"  client_secret: {value}7",
+        f"curl -H 'Authorization: Basic {value}' https://api.example.com",
+        f"--token={value}",
+    ):
+        assert value not in redact(text).text, text

@@ -1,13 +1,17 @@
 """Redaction and admission of secrets and private paths (spec section 7).
 
 Two layers:
-- `redact()` replaces what it recognises: known token formats, `password=`-style values,
-  private key blocks, credentials in URLs, and absolute paths under the home or a temp
-  dir (`~/...`, `<tmp>/...`).
-- `residual_secrets()` flags what still *looks* like a secret afterwards (a long random
-  token of no known format, a key-block marker): the governance drops a create or update
-  whose text still trips it, and `redact_deep()` masks such tokens as well, because the
-  journal records proposals as proposed and must never hold a secret either.
+- `redact()` replaces what it recognises: the credential formats of `secret_formats.py`
+  (detect-secrets' rules plus our own), values assigned to secret-sounding names
+  (`DB_PASSWORD=…`, `"api_key": "…"`, `SOME_KEY=…`), long random-looking tokens of no
+  known format, and absolute paths under the home or a temp dir (`~/...`, `<tmp>/...`).
+- `residual_secrets()` flags what still *looks* like a secret afterwards (a key-block
+  marker, a format or random token that slipped through): the governance drops a create or
+  update whose text still trips it, and `redact_deep()` masks such text as well, because
+  the journal records proposals as proposed and must never hold a secret either.
+
+Applied to everything Invincat writes to disk or sends anywhere but the main model
+(memory-model requests, memory stores and journals, offload files, compaction summaries).
 """
 
 from __future__ import annotations
@@ -21,42 +25,43 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from invincat_server.runtime.memory.secret_formats import find_formats
+
 PLACEHOLDER = "[REDACTED:{kind}]"
 
-# (kind, pattern). Patterns with a group 1 keep that prefix and redact the rest.
-_TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "private_key",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)",
-            re.S,
-        ),
-    ),
-    ("openai_key", re.compile(r"(?<![A-Za-z0-9])sk-(?:proj-|ant-|svcacct-)?[A-Za-z0-9_-]{16,}")),
-    ("github_token", re.compile(r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{20,}")),
-    ("github_token", re.compile(r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{20,}")),
-    ("aws_key", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}(?![A-Z0-9])")),
-    ("slack_token", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+")),
-    (
-        "jwt",
-        re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
-    ),
-    ("bearer_token", re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}")),
-    ("url_password", re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(?=@)")),
+# Names whose value is a secret whatever it looks like.
+_STRONG_NAMES = (
+    r"password|passwd|passphrase|pwd|pass|secret|token|credentials?|api[_-]?key|apikey"
+    r"|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|cookie"
+    r"|connection[_-]?string|conn[_-]?str"
 )
-_SECRET_KEYS = (
-    r"password|passwd|pass|secret|client[_-]?secret|token|access[_-]?token|auth[_-]?token"
-    r"|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
+# `DB_PASSWORD=x`, `stripeSecretKey: "x"`, `"api_key": "x"`, `--token=x`, `SOME_KEY=x`:
+# a name ending in a secret word (or `key`), then `=`, `:`, `:=` or `=>`, then the value.
+# The regex starts at the word (fast to scan for); the whole name is read backwards.
+# It runs on the lowercased text (a case-insensitive regex cannot scan for its words
+# quickly; 10x slower), so its spans index the original text when lowercasing keeps the
+# length, which it does except for a few non-ASCII letters (then `_ASSIGNMENT_ANY_CASE`).
+_ASSIGNMENT_SOURCE = (
+    r"(?:" + _STRONG_NAMES + r"|key|dsn)[\"']?"
+    r"([ \t]*(?::=|=>|=(?!=)|:(?!:))[ \t]*)"
+    r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&()\[\]{}\"'`<>]+)"
 )
-# `password=hunter2`, `SECRET_KEY = "x"`, `"token": "x"`, `--password=x`.
-_ASSIGNMENT = re.compile(
-    r"(?i)((?:\b|_)(?:" + _SECRET_KEYS + r")[\"']?\s*(?:=|:(?=\s*[\"']))\s*)"
-    r"(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"
+_ASSIGNMENT = re.compile(_ASSIGNMENT_SOURCE)
+_ASSIGNMENT_ANY_CASE = re.compile(_ASSIGNMENT_SOURCE, re.I)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_STRONG_NAME = re.compile(r"(?i)(?:" + _STRONG_NAMES + r")$")
+# Bare values that are code or templating, not a secret: `password=password`,
+# `token=self.token`, `key=None`, `secret=${SECRET}`, `password: str`.
+_CODE_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_CALL_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
+_TEMPLATE_VALUE = re.compile(r"^[$%{<*]|^\[REDACTED|^x{4,}$|^\.{3}$", re.I)
+_PLACEHOLDERS = frozenset(
+    "none null nil true false undefined empty changeme redacted example xxx todo".split()
 )
 _KEY_MARKER = re.compile(r"(?i)PRIVATE KEY|BEGIN (?:RSA|EC|DSA|OPENSSH|PGP)")
 # A long run of token characters: candidates for the entropy check.
-_TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{24,}")
+# (`=` only as base64 padding, so `NAME=value` is two candidates, and the name survives.)
+_TOKENISH = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
 _ENTROPY_BITS = 4.0
 _PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z_]+\]")
 
@@ -77,17 +82,97 @@ def _entropy(token: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
-def _looks_random(token: str) -> bool:
-    """A mixed-case, digit-bearing, high-entropy run: how unknown API keys look.
+_WORD_RUNS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_SEQUENCES = ("abcdefgh", "ABCDEFGH", "01234567")
 
-    Hex digests and snake/camel identifiers stay below the bar (one case, or letters
-    that repeat), so git SHAs and long test names are not flagged.
+
+def _looks_random(token: str) -> bool:
+    """A mixed-case, digit-bearing, high-entropy run that is not made of words: how
+    unknown API keys look.
+
+    Hex digests stay below the bar (one case), identifiers such as
+    `_V1ValidatorWithValuesKwOnly` or `TestMemoryGovernance2Integration` are made of
+    word-long runs, and a path or URL is judged part by part.
     """
+    if "/" in token:
+        return any(_looks_random(part) for part in token.split("/") if len(part) >= 20)
     if not (any(c.isdigit() for c in token) and any(c.islower() for c in token)):
         return False
-    if not any(c.isupper() for c in token):
+    if not any(c.isupper() for c in token) or any(s in token for s in _SEQUENCES):
         return False
+    runs = _WORD_RUNS.findall(token)
+    if runs and sum(map(len, runs)) / len(runs) >= 3.0:
+        return False  # camelCase / snake_case words: an identifier
     return _entropy(token) >= _ENTROPY_BITS
+
+
+def _secret_value(name: str, value: str, following: str) -> bool:
+    """Whether an assigned value is a secret worth redacting (see `_ASSIGNMENT`)."""
+    quoted = value[:1] in "\"'"
+    inner = value[1:-1] if quoted else value
+    if not inner.strip() or inner.lower() in _PLACEHOLDERS or _TEMPLATE_VALUE.search(inner):
+        return False
+    if not _STRONG_NAME.search(name):
+        # `key=...`, `cache_key=...`: only values shaped like a credential.
+        return (
+            len(inner) >= 16
+            and not any(c.isspace() for c in inner)
+            and (any(c.isdigit() for c in inner) or _looks_random(inner))
+        )
+    if quoted:
+        return True
+    if _CALL_VALUE.match(inner):
+        return False  # `password=get_password(...)`
+    # A bare identifier is code (`f(password=password)`, `token = self.token`,
+    # `password: str`) unless it carries a digit the way typed secrets do.
+    if _CODE_VALUE.fullmatch(inner) and (
+        "." in inner or not any(c.isdigit() for c in inner) or following in ("(", "[")
+    ):
+        return False
+    return True
+
+
+def _secret_spans(text: str) -> list[tuple[int, int, str]]:
+    spans = find_formats(text)
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        assignments = _ASSIGNMENT.finditer(lowered)
+    else:
+        assignments = _ASSIGNMENT_ANY_CASE.finditer(text)
+    for match in assignments:
+        start = match.start()
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        name = text[start : match.start(1)].rstrip("\"'")
+        value_start, value_end = match.span(2)
+        value = text[value_start:value_end]
+        if _secret_value(name, value, text[value_end : value_end + 1]):
+            if value[:1] in "\"'":
+                value_start, value_end = value_start + 1, value_end - 1
+            spans.append((value_start, value_end, "credential"))
+    for match in _TOKENISH.finditer(text):
+        if _looks_random(match.group(0)):
+            spans.append((*match.span(), "high_entropy"))
+    return spans
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, list[str]]:
+    """Replace each (merged) span by its placeholder; the earliest, longest span names it."""
+    out: list[str] = []
+    kinds: list[str] = []
+    pos = 0
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if end <= pos:
+            continue
+        if start < pos:  # overlaps the previous span: that placeholder covers it all
+            pos = end
+            continue
+        out.append(text[pos:start])
+        out.append(PLACEHOLDER.format(kind=kind))
+        kinds.append(kind)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), kinds
 
 
 def _path_prefixes() -> list[tuple[re.Pattern[str], str]]:
@@ -107,47 +192,36 @@ def _compiled_prefixes(home: str, tmpdir: str) -> list[tuple[re.Pattern[str], st
         if len(variant.rstrip("/")) > 1:
             pairs[variant.rstrip("/")] = "~"
     ordered = sorted(pairs.items(), key=lambda item: len(item[0]), reverse=True)
+    # Each starts with its literal (fast to scan for); `_abbreviate` checks that it starts
+    # a path (not `/x/tmp` or `a.tmp`).
     compiled = [
-        (re.compile(r"(?<![\w.~/-])" + re.escape(prefix) + r"(?=[/\s'\"`),;:\]]|$)"), repl)
-        for prefix, repl in ordered
+        (re.compile(re.escape(prefix) + r"(?=[/\s'\"`),;:\]]|$)"), repl) for prefix, repl in ordered
     ]
     # Other people's homes and macOS per-user temp dirs are private paths too.
     compiled += [
-        (re.compile(r"(?<![\w.~/-])/(?:home|Users)/[^/\s'\"`]+(?=[/\s'\"`),;:\]]|$)"), "~"),
-        (re.compile(r"(?<![\w.~/-])/root(?=[/\s'\"`),;:\]]|$)"), "~"),
-        (
-            re.compile(r"(?<![\w.~/-])(?:/private)?/var/folders/[^/\s]+/[^/\s]+/T(?=[/\s]|$)"),
-            "<tmp>",
-        ),
+        (re.compile(r"/home/[^/\s'\"`]+(?=[/\s'\"`),;:\]]|$)"), "~"),
+        (re.compile(r"/Users/[^/\s'\"`]+(?=[/\s'\"`),;:\]]|$)"), "~"),
+        (re.compile(r"/root(?=[/\s'\"`),;:\]]|$)"), "~"),
+        (re.compile(r"(?:/private)?/var/folders/[^/\s]+/[^/\s]+/T(?=[/\s]|$)"), "<tmp>"),
     ]
     return compiled
 
 
+def _abbreviate(text: str, pattern: re.Pattern[str], repl: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        before = text[match.start() - 1] if match.start() else " "
+        if before.isalnum() or before in "_.~/-":
+            return match.group(0)
+        return repl
+
+    return pattern.sub(replace, text)
+
+
 def redact(text: str) -> Redaction:
     """Replace recognised secrets and private absolute paths in `text`."""
-    kinds: list[str] = []
-
-    def sub(kind: str, pattern: re.Pattern[str], value: str) -> str:
-        def replace(match: re.Match[str]) -> str:
-            kinds.append(kind)
-            keep = match.group(1) if pattern.groups and match.group(1) else ""
-            return keep + PLACEHOLDER.format(kind=kind)
-
-        return pattern.sub(replace, value)
-
-    for kind, pattern in _TOKEN_PATTERNS:
-        text = sub(kind, pattern, text)
-
-    def assignment(match: re.Match[str]) -> str:
-        value = match.group(2)
-        if _PLACEHOLDER_RE.fullmatch(value.strip("\"'")):
-            return match.group(0)
-        kinds.append("credential")
-        return match.group(1) + PLACEHOLDER.format(kind="credential")
-
-    text = _ASSIGNMENT.sub(assignment, text)
+    text, kinds = _replace_spans(text, _secret_spans(text))
     for pattern, repl in _path_prefixes():
-        new = pattern.sub(repl, text)
+        new = _abbreviate(text, pattern, repl)
         if new != text:
             kinds.append("path")
             text = new
@@ -156,28 +230,16 @@ def redact(text: str) -> Redaction:
 
 def residual_secrets(text: str) -> list[str]:
     """What still looks like a secret in already-redacted text (empty when clean)."""
-    found: list[str] = []
     text = _PLACEHOLDER_RE.sub(" ", text)
-    for kind, pattern in _TOKEN_PATTERNS:
-        if pattern.search(text):
-            found.append(kind)
+    found = [kind for _, _, kind in _secret_spans(text)]
     if _KEY_MARKER.search(text):
         found.append("private_key")
-    if any(_looks_random(m.group(0)) for m in _TOKENISH.finditer(text)):
-        found.append("high_entropy_token")
-    return found
+    return list(dict.fromkeys(found))
 
 
 def mask_residual(text: str) -> str:
-    """`redact()` plus masking of unrecognised random-looking tokens (journal safety net)."""
-    text = redact(text).text
-    text = _TOKENISH.sub(
-        lambda m: (
-            PLACEHOLDER.format(kind="high_entropy") if _looks_random(m.group(0)) else m.group(0)
-        ),
-        text,
-    )
-    return _KEY_MARKER.sub(PLACEHOLDER.format(kind="private_key"), text)
+    """`redact()` plus masking of key-block markers (journal safety net)."""
+    return _KEY_MARKER.sub(PLACEHOLDER.format(kind="private_key"), redact(text).text)
 
 
 def redact_deep(value: object) -> object:
