@@ -95,15 +95,25 @@ def _looks_random(token: str) -> bool:
     word-long runs, and a path or URL is judged part by part.
     """
     if "/" in token:
-        return any(_looks_random(part) for part in token.split("/") if len(part) >= 20)
+        # A path or URL has word parts (`com/Microsoft/vscode-uri/blob/<sha>`); base64
+        # (an AWS secret key) has none.
+        if any(_wordy(part) for part in token.split("/") if len(part) >= 4):
+            return False
+        token = token.replace("/", "")
     if not (any(c.isdigit() for c in token) and any(c.islower() for c in token)):
         return False
     if not any(c.isupper() for c in token) or any(s in token for s in _SEQUENCES):
         return False
-    runs = _WORD_RUNS.findall(token)
-    if runs and sum(map(len, runs)) / len(runs) >= 3.0:
+    if _wordy(token):
         return False  # camelCase / snake_case words: an identifier
     return _entropy(token) >= _ENTROPY_BITS
+
+
+def _wordy(token: str) -> bool:
+    """Made of word-long runs (`Validator`, `With`, `2`), as identifiers and paths are;
+    random text switches case and digits every 1-2 characters."""
+    runs = _WORD_RUNS.findall(token)
+    return bool(runs) and sum(map(len, runs)) / len(runs) >= 3.0
 
 
 def _secret_value(name: str, value: str, following: str) -> bool:
@@ -136,10 +146,11 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
     spans = find_formats(text)
     lowered = text.lower()
     if len(lowered) == len(text):
-        assignments = _ASSIGNMENT.finditer(lowered)
+        pattern, haystack = _ASSIGNMENT, lowered
     else:
-        assignments = _ASSIGNMENT_ANY_CASE.finditer(text)
-    for match in assignments:
+        pattern, haystack = _ASSIGNMENT_ANY_CASE, text
+    pos = 0
+    while match := pattern.search(haystack, pos):
         start = match.start()
         while start > 0 and text[start - 1] in _NAME_CHARS:
             start -= 1
@@ -150,6 +161,11 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
             if value[:1] in "\"'":
                 value_start, value_end = value_start + 1, value_end - 1
             spans.append((value_start, value_end, "credential"))
+            pos = match.end()
+        else:
+            # A value that is code may itself start the real assignment
+            # (`key: aws_secret_access_key = ...`): search again from inside it.
+            pos = value_start if value_start > match.start() else match.end()
     for match in _TOKENISH.finditer(text):
         if _looks_random(match.group(0)):
             spans.append((*match.span(), "high_entropy"))
