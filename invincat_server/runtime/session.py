@@ -307,9 +307,11 @@ class Session:
                 "or omit the thread id to start a new one."
             )
         self._ensure_idle(thread_id)
-        await records.touch_thread(
-            thread_id, " ".join(prompt.split())[:80], str(self.workspace.root)
-        )
+        from invincat_server.runtime.memory.redaction import redact_text
+
+        # The title is stored and listed: the first prompt's secrets stay out of it.
+        title = redact_text(" ".join(prompt.split()))[:80]
+        await records.touch_thread(thread_id, title, str(self.workspace.root))
         # A new prompt abandons approvals still pending on this thread.
         await records.close_pending(thread_id, "superseded")
         if mode == "plan":

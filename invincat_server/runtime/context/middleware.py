@@ -24,6 +24,7 @@ from invincat_server.runtime.context.micro import micro_compact
 from invincat_server.runtime.context.tokens import estimate_tokens
 from invincat_server.runtime.context.transcript import transcript
 from invincat_server.runtime.context.window import ContextState, cut_index, visible_messages
+from invincat_server.runtime.memory.redaction import redact_text
 
 log = logging.getLogger("invincat.context")
 
@@ -49,7 +50,8 @@ class ContextSettings:
 
 
 def fallback_summary(messages: Sequence[AnyMessage]) -> str:
-    """Used when the model cannot summarise: what the user asked, verbatim and short."""
+    """Used when the model cannot summarise: what the user asked, short (verbatim here;
+    `compact` redacts every summary)."""
     asks = [m.text[:300] for m in messages if isinstance(m, HumanMessage)]
     lines = "\n".join(f"- {ask}" for ask in asks[-20:])
     return f"(automatic summary unavailable) Earlier, the user asked:\n{lines}"
@@ -122,6 +124,9 @@ class ContextMiddleware(AgentMiddleware):
         dropped = messages[previous_cut:index]
         previous = (compaction or {}).get("summary", "")
         summary = await self._summary(previous, dropped) if summarize else fallback_summary(dropped)
+        # The summary is checkpointed and outlives the messages it replaces (and the
+        # fallback quotes the user's prompts): it never keeps a secret.
+        summary = redact_text(summary)
         if note:
             summary = f"{summary}\n\n{note}"
         record = {

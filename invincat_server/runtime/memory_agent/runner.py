@@ -165,11 +165,16 @@ class MemoryAgent:
             except Exception as exc:  # background work: log and count, never break the session
                 self.failures += 1
                 log.warning("memory extraction failed for %s: %s", thread_id, exc)
-                await self.cursors.record_failure(thread_id, f"{type(exc).__name__}: {exc}")
+                await self._record_failure(thread_id, f"{type(exc).__name__}: {exc}")
             finally:
                 if started:
                     changed = any(isinstance(e, MemoryChanged) for e in started)
                     emit(MemoryIdle(changed=changed))
+
+    async def _record_failure(self, thread_id: str, reason: str) -> None:
+        """Store why a run failed, redacted: it is written to disk and quoted to the
+        memory model in the next run (an error can echo the model's own output)."""
+        await self.cursors.record_failure(thread_id, self.redact(reason))
 
     async def _run(
         self, thread_id: str, messages: Sequence[Any], emit: Callable[[Event], None]
@@ -210,7 +215,7 @@ class MemoryAgent:
         except ProposalError as exc:
             self.failures += 1
             log.warning("memory proposal unusable for %s: %s", thread_id, exc)
-            await self.cursors.record_failure(thread_id, str(exc))
+            await self._record_failure(thread_id, str(exc))
             return
         anchor = fingerprint(messages[-1])
         by_scope: dict[str, list[Any]] = {}
@@ -233,7 +238,7 @@ class MemoryAgent:
             if report.rejected:
                 reason = f"The batch for scope {scope} was rejected: {report.reason}"
                 self.failures += 1
-                await self.cursors.record_failure(thread_id, reason)
+                await self._record_failure(thread_id, reason)
                 return
         await self.cursors.advance(thread_id, len(messages), anchor)
         for report in reports:
