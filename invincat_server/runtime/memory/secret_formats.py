@@ -221,6 +221,8 @@ def library_formats() -> tuple[SecretFormat, ...]:
     for module, name, kind, keywords in _LIBRARY_PLUGINS:
         plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
         for pattern in plugin.denylist:
+            # Group 1 is the secret where the rule has one (`://user:(password)@`),
+            # unless it is the token's prefix (see `find_formats`).
             group = 1 if pattern.groups else 0
             # Its private key rule only names the marker; ours redacts the whole block.
             extend = kind != "private_key"
@@ -259,6 +261,8 @@ def find_formats(text: str) -> list[tuple[int, int, str]]:
             if fmt.group and match.group(fmt.group) is None:
                 continue
             start, end = match.span(fmt.group)
+            if start == match.start():
+                start, end = match.span()  # a group that is the prefix (`(ghp|gho)_…`)
             if fmt.extend:
                 start, end = _extend(text, start, end)
                 if start > 0 and text[start - 1] in _TOKEN_CHARS:
