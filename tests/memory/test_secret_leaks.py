@@ -163,3 +163,43 @@ async def test_a_refused_proposal_quoting_a_secret_is_not_stored_or_sent_back(
     assert [c.provider for c in creds if c.secret[:16] in sent] == []
     db = (invincat_home / "threads.sqlite").read_bytes()
     assert [c.provider for c in creds if c.secret[:16].encode() in db] == []
+
+
+def test_through_the_invincat_process_no_credential_reaches_the_memory_model_or_disk(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+    invincat_home: Path,
+) -> None:
+    from tests.terminal.cli_process import run_invincat
+
+    pasted, in_file = credentials(), credentials()
+    everything = pasted + in_file
+    (workspace / "deploy.env").write_text("\n\n".join(c.text for c in in_file) + "\n")
+    prompt = "Remember the credentials for our deploys:\n" + "\n".join(
+        f"- {c.provider}: {c.text}" for c in pasted
+    )
+    fake_openai.add_steps(
+        [
+            main(tool_calls=[{"name": "read_file", "arguments": {"path": "deploy.env"}}]),
+            main(content="Noted."),
+            proposal(pasted[:10] + in_file[:10]),
+        ]
+    )
+    env = {**invincat_env, **ON}
+    result = run_invincat(
+        ["chat", prompt, "--yes", "--json", "--cwd", str(workspace)], env, timeout=120
+    )
+    assert result.code == 0, result.stderr
+    memory_requests = [r for r in fake_openai.chat_requests() if r["model"] == MEMORY_MODEL]
+    assert memory_requests, result.stderr
+    sent = json.dumps(memory_requests)
+    assert "deploy.env" in sent and "[REDACTED:" in sent
+    assert leaks(sent, everything) == []
+    written = files_written(workspace / ".invincat", invincat_home)
+    assert any(p.endswith(".jsonl") or "journal" in p for p in written), sorted(written)
+    for path, text in written.items():
+        assert leaks(text, everything) == [], path
+    listed = run_invincat(["threads", "list"], env)
+    assert listed.code == 0 and "[REDACTED:" in listed.stdout, listed.stdout + listed.stderr
+    assert leaks(listed.stdout, everything) == []
