@@ -200,3 +200,13 @@ def test_typed_secrets_in_env_lines_yaml_and_headers_are_redacted() -> None:
         f"--token={value}",
     ):
         assert value not in redact(text).text, text
+
+
+def test_a_password_of_letters_only_is_redacted_whatever_its_case_pattern() -> None:
+    # Random letters can look like camelCase words; only lowercase names count as code.
+    for _ in range(300):
+        value = _rand(14, string.ascii_letters)
+        if value.islower():
+            continue
+        text = f"The staging deploy uses password={value} for the release job"
+        assert value not in redact(text).text, text

@@ -116,11 +116,14 @@ def _wordy(token: str) -> bool:
     return bool(runs) and sum(map(len, runs)) / len(runs) >= 3.0
 
 
-def _secret_value(name: str, value: str, following: str) -> bool:
-    """Whether an assigned value is a secret worth redacting (see `_ASSIGNMENT`)."""
+def _secret_value(name: str, value: str, following: str, annotation: bool) -> bool:
+    """Whether an assigned value is a secret worth redacting (see `_ASSIGNMENT`);
+    `annotation`: the separator was a colon (`password: str`, `password: hunter2`)."""
     quoted = value[:1] in "\"'"
     inner = value[1:-1] if quoted else value
     if not inner.strip() or inner.lower() in _PLACEHOLDERS or _TEMPLATE_VALUE.search(inner):
+        return False
+    if not quoted and _code_value(inner, following, annotation):
         return False
     if not _STRONG_NAME.search(name):
         # `key=...`, `cache_key=...`: only values shaped like a credential.
@@ -129,17 +132,24 @@ def _secret_value(name: str, value: str, following: str) -> bool:
             and not any(c.isspace() for c in inner)
             and (any(c.isdigit() for c in inner) or _looks_random(inner))
         )
-    if quoted:
-        return True
-    if _CALL_VALUE.match(inner):
-        return False  # `password=get_password(...)`
-    # A bare identifier is code (`f(password=password)`, `token = self.token`,
-    # `password: str`) unless it carries a digit the way typed secrets do.
-    if _CODE_VALUE.fullmatch(inner) and (
-        "." in inner or not any(c.isdigit() for c in inner) or following in ("(", "[")
-    ):
-        return False
     return True
+
+
+def _code_value(value: str, following: str, annotation: bool) -> bool:
+    """A bare value that is code: a call (`get_password(...)`), an attribute or index
+    (`self.token`, `tokens[i]`), a type (`password: str`, `password: SecretStr`), or a
+    lowercase name (`f(password=password)`). A name with a digit or a capital stays a
+    possible secret, the way typed ones look (`hunter2`, `zMxNqhvwkizYgc`); the cost is
+    that `token = userToken` is redacted."""
+    if _CALL_VALUE.match(value):
+        return True
+    if not _CODE_VALUE.fullmatch(value):
+        return False
+    if "." in value or following in ("(", "["):
+        return True
+    if any(c.isdigit() for c in value):
+        return False
+    return value.islower() or (annotation and value[0].isupper() and _wordy(value))
 
 
 def _secret_spans(text: str) -> list[tuple[int, int, str]]:
@@ -157,7 +167,8 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
         name = text[start : match.start(1)].rstrip("\"'")
         value_start, value_end = match.span(2)
         value = text[value_start:value_end]
-        if _secret_value(name, value, text[value_end : value_end + 1]):
+        following = text[value_end : value_end + 1]
+        if _secret_value(name, value, following, ":" in match.group(1).replace(":=", "")):
             if value[:1] in "\"'":
                 value_start, value_end = value_start + 1, value_end - 1
             spans.append((value_start, value_end, "credential"))
