@@ -87,7 +87,11 @@ ZYGOTE = r"""
 import os, sys, secrets
 from pathlib import Path
 from invincat_server.runtime.memory import MemoryService
+from invincat_server.runtime.memory.redaction import redact
 
+# The first redaction loads detect-secrets' rules (0.1-0.5 s); load them before forking,
+# like the imports, so the kills land in a stream of applies, not in that one-time load.
+redact("warm up")
 home, project = Path(sys.argv[1]), Path(sys.argv[2])
 
 def say(text):
