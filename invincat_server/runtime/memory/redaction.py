@@ -10,8 +10,10 @@ Two layers:
   update whose text still trips it, and `redact_deep()` masks such text as well, because
   the journal records proposals as proposed and must never hold a secret either.
 
-Applied to everything Invincat writes to disk or sends anywhere but the main model
-(memory-model requests, memory stores and journals, offload files, compaction summaries).
+Applied to everything Invincat writes to disk or sends anywhere but the main model:
+memory-model requests, memory stores and journals, offload files, compaction summaries,
+thread titles, the memory agent's failure records (docs/security.md lists them, and what
+is not redacted: the main model sees the conversation as given).
 """
 
 from __future__ import annotations
