@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.sessions import SessionFactory, run_turn
 
@@ -135,8 +137,11 @@ async def test_the_thread_title_keeps_no_secret(
         assert thread.title.startswith("deploy with [REDACTED:")
 
 
-async def test_a_refused_proposal_quoting_a_secret_is_not_stored_or_sent_back(
-    fake_openai: FakeOpenAIServer, make_session: SessionFactory, invincat_home: Path
+async def test_a_refused_proposal_quoting_a_secret_is_not_stored_logged_or_sent_back(
+    fake_openai: FakeOpenAIServer,
+    make_session: SessionFactory,
+    invincat_home: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     creds = [c for c in credentials() if c.text == c.secret and "\n" not in c.text][:8]
     broken = "{'operations': [" + ", ".join(c.text for c in creds)  # not JSON
@@ -163,6 +168,10 @@ async def test_a_refused_proposal_quoting_a_secret_is_not_stored_or_sent_back(
     assert [c.provider for c in creds if c.secret[:16] in sent] == []
     db = (invincat_home / "threads.sqlite").read_bytes()
     assert [c.provider for c in creds if c.secret[:16].encode() in db] == []
+    # The warning logged (it ends up in the editor's LSP log file) is redacted too.
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "memory" in logged and "[REDACTED:" in logged
+    assert [c.provider for c in creds if c.secret[:16] in logged] == []
 
 
 def test_through_the_invincat_process_no_credential_reaches_the_memory_model_or_disk(

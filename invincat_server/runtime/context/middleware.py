@@ -151,7 +151,8 @@ class ContextMiddleware(AgentMiddleware):
                 [SystemMessage(SUMMARY_SYSTEM_PROMPT), HumanMessage(text)]
             )
         except Exception as exc:  # a failed summary must not fail the turn
-            log.warning("summary failed, using fallback: %s", exc)
+            # Logs reach the editor's log file: redacted like everything stored.
+            log.warning("summary failed, using fallback: %s", redact_text(str(exc)))
             return fallback_summary(dropped)
         summary = reply.text.strip()
         return summary or fallback_summary(dropped)

@@ -164,8 +164,10 @@ class MemoryAgent:
                 raise
             except Exception as exc:  # background work: log and count, never break the session
                 self.failures += 1
-                log.warning("memory extraction failed for %s: %s", thread_id, exc)
-                await self._record_failure(thread_id, f"{type(exc).__name__}: {exc}")
+                reason = self.redact(f"{type(exc).__name__}: {exc}")
+                # Logs reach the editor's log file: redacted like everything stored.
+                log.warning("memory extraction failed for %s: %s", thread_id, reason)
+                await self._record_failure(thread_id, reason)
             finally:
                 if started:
                     changed = any(isinstance(e, MemoryChanged) for e in started)
@@ -214,7 +216,7 @@ class MemoryAgent:
             operations = parse_proposal(reply)
         except ProposalError as exc:
             self.failures += 1
-            log.warning("memory proposal unusable for %s: %s", thread_id, exc)
+            log.warning("memory proposal unusable for %s: %s", thread_id, self.redact(str(exc)))
             await self._record_failure(thread_id, str(exc))
             return
         anchor = fingerprint(messages[-1])
