@@ -35,6 +35,10 @@ class SecretFormat:
     # Run the pattern only when one of these (lowercase) occurs in the text: a cheap
     # `in` test that spares the regex pass over text that cannot match (as gitleaks does).
     keywords: tuple[str, ...] = ()
+    # Can match in text without a 16-character token run (`_LONG_RUN`): a key marker, a
+    # short password in a URL or header. The others are skipped in such text, which is
+    # what most memory entries and reasons are (a 20-op batch redacts ~150 of them).
+    short: bool = False
 
 
 def _f(
@@ -45,8 +49,9 @@ def _f(
     extend: bool = True,
     flags: int = 0,
     keywords: tuple[str, ...] = (),
+    short: bool = False,
 ) -> SecretFormat:
-    return SecretFormat(kind, re.compile(regex, flags), group, extend, keywords)
+    return SecretFormat(kind, re.compile(regex, flags), group, extend, keywords, short)
 
 
 # Token regexes start with their literal prefix and no lookbehind, so `re` can scan for
@@ -60,8 +65,14 @@ EXTRA_FORMATS: tuple[SecretFormat, ...] = (
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s:,\\-]*?"
         r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?![A-Za-z0-9+/=\s:,\\-]))",
         extend=False,
+        short=True,
     ),
-    _f("putty_private_key", r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: \S+|\Z)", flags=re.S),
+    _f(
+        "putty_private_key",
+        r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: \S+|\Z)",
+        flags=re.S,
+        short=True,
+    ),
     _f("openai_key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"),
     _f("anthropic_key", r"sk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_-]{20,}"),
     _f("openai_key", r"sk-[A-Za-z0-9_-]{20,}"),
@@ -162,6 +173,7 @@ EXTRA_FORMATS: tuple[SecretFormat, ...] = (
         1,
         extend=False,
         keywords=("authorization",),
+        short=True,
     ),
     _f(
         "bearer_token",
@@ -169,6 +181,7 @@ EXTRA_FORMATS: tuple[SecretFormat, ...] = (
         1,
         extend=False,
         keywords=("bearer",),
+        short=True,
     ),
     # scheme://user:PASSWORD@host (databases, brokers, git remotes).
     _f(
@@ -176,6 +189,7 @@ EXTRA_FORMATS: tuple[SecretFormat, ...] = (
         r"://[^\s:/@]+:([^\s@/]+)@",
         1,
         extend=False,
+        short=True,
     ),
 )
 
@@ -226,7 +240,8 @@ def library_formats() -> tuple[SecretFormat, ...]:
             group = 1 if pattern.groups else 0
             # Its private key rule only names the marker; ours redacts the whole block.
             extend = kind != "private_key"
-            formats.append(SecretFormat(kind, pattern, group, extend, keywords))
+            short = kind in ("private_key", "url_password")
+            formats.append(SecretFormat(kind, pattern, group, extend, keywords, short))
     return tuple(formats)
 
 
@@ -235,6 +250,8 @@ def all_formats() -> tuple[SecretFormat, ...]:
     return EXTRA_FORMATS + library_formats()
 
 
+# Every token-shaped format has at least this: 16 characters without a space or quote.
+_LONG_RUN = re.compile(r"[A-Za-z0-9_+/=.:~-]{16,}")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _TRIM = " \t\r\n\"'=:`,;"
 
@@ -254,7 +271,10 @@ def find_formats(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every catalogued secret in `text` (may overlap)."""
     found: list[tuple[int, int, str]] = []
     lowered = text.lower()
+    has_long_run = _LONG_RUN.search(text) is not None
     for fmt in all_formats():
+        if not (has_long_run or fmt.short):
+            continue
         if fmt.keywords and not any(k in lowered for k in fmt.keywords):
             continue
         for match in fmt.pattern.finditer(text):
