@@ -149,6 +149,7 @@ def test_every_catalogued_format_is_redacted_in_prose_code_and_config(
         f'config = """{fresh.text}"""',
         f"- `{fresh.text}`.",
         f"{{'value': {json.dumps(fresh.text)}}}",
+        json.dumps(json.dumps({"config": fresh.text})),  # JSON in a JSON string (a log line)
     ):
         result = redact(text)
         assert fresh.secret not in result.text, (credential.provider, result.text)

@@ -43,11 +43,13 @@ _STRONG_NAMES = (
 # It runs on the lowercased text (a case-insensitive regex cannot scan for its words
 # quickly; 10x slower), so its spans index the original text when lowercasing keeps the
 # length, which it does except for a few non-ASCII letters (then `_ASSIGNMENT_ANY_CASE`).
+# Quotes may be escaped (`\"api_key\": \"…\"`: JSON inside a JSON string, at any depth).
 _ASSIGNMENT_SOURCE = (
-    r"(?:" + _STRONG_NAMES + r"|key|dsn)[\"']?"
+    r"(?:" + _STRONG_NAMES + r"|key|dsn)(?:\\*[\"'])?"
     r"([ \t]*(?::=|=>|=(?!=)|:(?!:))[ \t]*)"
-    r"(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&()\[\]{}\"'`<>]+)"
+    r"(\\+\"[^\"\n]*?\\+\"|\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&()\[\]{}\"'`<>]+)"
 )
+_QUOTED = re.compile(r"(\\*([\"']))(.*?)\\*\2", re.S)
 _ASSIGNMENT = re.compile(_ASSIGNMENT_SOURCE)
 _ASSIGNMENT_ANY_CASE = re.compile(_ASSIGNMENT_SOURCE, re.I)
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -121,8 +123,9 @@ def _wordy(token: str) -> bool:
 def _secret_value(name: str, value: str, following: str, annotation: bool) -> bool:
     """Whether an assigned value is a secret worth redacting (see `_ASSIGNMENT`);
     `annotation`: the separator was a colon (`password: str`, `password: hunter2`)."""
-    quoted = value[:1] in "\"'"
-    inner = value[1:-1] if quoted else value
+    start, end = _unquote(value)
+    inner = value[start:end]
+    quoted = inner != value
     if not inner.strip() or inner.lower() in _PLACEHOLDERS or _TEMPLATE_VALUE.search(inner):
         return False
     if not quoted and _code_value(inner, following, annotation):
@@ -135,6 +138,13 @@ def _secret_value(name: str, value: str, following: str, annotation: bool) -> bo
             and (any(c.isdigit() for c in inner) or _looks_random(inner))
         )
     return True
+
+
+def _unquote(value: str) -> tuple[int, int]:
+    """Where the value is inside its quotes (`"x"`, `'x'`, `\\"x\\"`): (start, end)
+    offsets into `value`; the whole of an unquoted value."""
+    found = _QUOTED.fullmatch(value)
+    return found.span(3) if found else (0, len(value))
 
 
 def _code_value(value: str, following: str, annotation: bool) -> bool:
@@ -166,14 +176,13 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
         start = match.start()
         while start > 0 and text[start - 1] in _NAME_CHARS:
             start -= 1
-        name = text[start : match.start(1)].rstrip("\"'")
+        name = text[start : match.start(1)].rstrip("\"'\\")
         value_start, value_end = match.span(2)
         value = text[value_start:value_end]
         following = text[value_end : value_end + 1]
         if _secret_value(name, value, following, ":" in match.group(1).replace(":=", "")):
-            if value[:1] in "\"'":
-                value_start, value_end = value_start + 1, value_end - 1
-            spans.append((value_start, value_end, "credential"))
+            start, end = _unquote(value)
+            spans.append((value_start + start, value_start + end, "credential"))
             pos = match.end()
         else:
             # A value that is code may itself start the real assignment
