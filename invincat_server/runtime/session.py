@@ -232,10 +232,12 @@ class Session:
 
     async def _after_turn(self, turn: Turn) -> None:
         """Background work after a completed turn (never delays its `turn_end`): memory
-        cleanup, then extraction by the memory agent when the turn is worth it."""
+        cleanup, re-anchoring of moved citations, then extraction by the memory agent when
+        the turn is worth it."""
         state = await self._graph.aget_state(self._config(turn.thread_id))
         messages = state.values.get("messages", [])
         await asyncio.to_thread(self.memory.cleanup)
+        await asyncio.to_thread(self.memory.reanchor)
         if self._memory_agent.should_run(turn.thread_id, messages):
             await self._memory_agent.run(turn.thread_id, messages, turn.emit)
 

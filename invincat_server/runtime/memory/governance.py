@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 from invincat_server.runtime.memory.changeset import BatchContext, Changeset, Outcome, PendingCreate
+from invincat_server.runtime.memory.citations import Citation, CitationResolver
 from invincat_server.runtime.memory.dedupe import DuplicateIndex
 from invincat_server.runtime.memory.errors import BatchShapeError
 from invincat_server.runtime.memory.limits import MAX_OPS_PER_BATCH, MemoryLimits
@@ -116,7 +117,40 @@ def _redact_op(op: Any) -> tuple[Any | None, str | None]:
     return op.model_copy(update=updates), None
 
 
-def _apply_targeted(cs: Changeset, index: int, op: TargetedOp) -> None:
+def _resolve_citations(
+    op: Any, scope: str, resolver: CitationResolver | None
+) -> tuple[list[Citation] | None, str | None]:
+    """Check an op's citations against the project files as they are now.
+
+    (citations with the runtime's hash and anchor, None); (None, None) when the op does
+    not set citations; (None, why) when the op must be dropped.
+    """
+    proposed = getattr(op, "citations", None)
+    if proposed is None:
+        return None, None
+    if not proposed:
+        return [], None
+    if scope != "project":
+        return None, "citations are for project entries only (user memory is not per project)"
+    if resolver is None:
+        return None, "citations cannot be checked here (no project directory)"
+    resolved: list[Citation] = []
+    for number, cite in enumerate(proposed, 1):
+        citation, why = resolver.resolve(cite)
+        if citation is None:
+            return None, f"citation {number}: {why}"
+        anchor = redact(citation.anchor).text
+        if residual_secrets(anchor):
+            anchor = ""  # the anchor only helps re-finding the text; never store a secret
+        resolved.append(
+            citation.model_copy(update={"path": mask_residual(citation.path), "anchor": anchor})
+        )
+    return resolved, None
+
+
+def _apply_targeted(
+    cs: Changeset, index: int, op: TargetedOp, citations: list[Citation] | None = None
+) -> None:
     entry = cs.work.entries[op.id]
     now = cs.ctx.time
     note: dict[str, Any] = {"reason": op.reason} if op.reason else {}
@@ -131,6 +165,8 @@ def _apply_targeted(cs: Changeset, index: int, op: TargetedOp) -> None:
             changes["confidence"] = op.confidence
         if op.score_reason is not None:
             changes["score_reason"] = op.score_reason
+        if citations is not None:
+            changes["citations"] = citations
     elif isinstance(op, RescoreOp):
         changes |= {"score": op.score, "tier": op.tier, "score_reason": op.score_reason}
         changes["last_scored_at"] = now
@@ -148,8 +184,11 @@ def _apply_targeted(cs: Changeset, index: int, op: TargetedOp) -> None:
         cs.restored.append((op.id, applied))
 
 
-def _create_fields(op: CreateOp, ctx: BatchContext) -> dict[str, Any]:
+def _create_fields(
+    op: CreateOp, ctx: BatchContext, citations: list[Citation] | None
+) -> dict[str, Any]:
     return {
+        "citations": [c.model_dump(mode="json") for c in citations or []],
         "scope": ctx.scope,
         "section": op.section,
         "content": op.content,
@@ -173,9 +212,17 @@ def _create_fields(op: CreateOp, ctx: BatchContext) -> dict[str, Any]:
 
 
 def govern(
-    raw_ops: list[Any], state: StoreState, ctx: BatchContext, limits: MemoryLimits
+    raw_ops: list[Any],
+    state: StoreState,
+    ctx: BatchContext,
+    limits: MemoryLimits,
+    citations: CitationResolver | None = None,
 ) -> Outcome:
-    """Run the pipeline over a proposal against `state` (read under the lock)."""
+    """Run the pipeline over a proposal against `state` (read under the lock).
+
+    `citations` checks cited files (inside the project, existing, range valid); without
+    it, an op that carries citations is dropped.
+    """
     cs = Changeset(state, ctx)
     parsed: list[tuple[int, Any]] = []
     for index, raw in enumerate(raw_ops):  # 1. parse + schema
@@ -206,16 +253,22 @@ def govern(
         targeted.append((index, op))
 
     ready: list[tuple[int, Any]] = []
-    for index, op in targeted:  # 4. redaction
+    cited: dict[int, list[Citation] | None] = {}
+    for index, op in targeted:  # 4. redaction (+ citation checks, which read files)
         clean, why = _redact_op(op)
         if clean is None:
             cs.drop(index, op.op, why or "holds a secret", getattr(op, "id", None))
-        else:
-            ready.append((index, clean))
+            continue
+        resolved, why = _resolve_citations(clean, ctx.scope, citations)
+        if why is not None:
+            cs.drop(index, op.op, mask_residual(why), getattr(op, "id", None))
+            continue
+        cited[index] = resolved
+        ready.append((index, clean))
 
     for index, op in ready:  # everything but creates, so de-dup sees the batch's effect
         if not isinstance(op, CreateOp):
-            _apply_targeted(cs, index, op)
+            _apply_targeted(cs, index, op, cited.get(index))
 
     has_creates = any(isinstance(op, CreateOp) for _, op in ready)
     dupes = DuplicateIndex(
@@ -243,7 +296,11 @@ def govern(
             )
             continue
         cs.pending.append(
-            PendingCreate(_create_fields(op, ctx), AppliedOp.of(op="create", index=index), index)
+            PendingCreate(
+                _create_fields(op, ctx, cited.get(index)),
+                AppliedOp.of(op="create", index=index),
+                index,
+            )
         )
         dupes.add(f"#{index}", op.content)
     outcome = cs.finish(limits)  # 6. bounds (+ id allocation)

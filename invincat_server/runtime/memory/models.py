@@ -12,7 +12,16 @@ import re
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+from invincat_server.runtime.memory.citations import MAX_CITATIONS, Citation
 
 Scope = Literal["user", "project"]
 Tier = Literal["hot", "warm", "cold"]
@@ -110,6 +119,17 @@ class Entry(BaseModel):
     last_scored_at: str | None = None
     archived_at: str | None = None
     source: Source = Field(default_factory=Source)
+    citations: list[Citation] = Field(default_factory=list, max_length=MAX_CITATIONS)
+    """Where the supporting text is (project scope); kept current by re-anchoring."""
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_citations(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        # An uncited entry is written exactly as before citations existed, so stores stay
+        # byte-identical for older versions and for `git diff`.
+        data = handler(self)
+        if not data.get("citations"):
+            data.pop("citations", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> Entry:

@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from invincat_server.runtime.memory.citations import MAX_CITATIONS, CitationIn
 from invincat_server.runtime.memory.models import (
     DEFAULT_SCORE,
     ID_PATTERN,
@@ -104,6 +105,7 @@ class CreateOp(_Op):
     tier: Tier | None = None
     score_reason: str | None = Field(default=None, max_length=MAX_SCORE_REASON)
     evidence: list[EvidenceIn] = Field(default_factory=list, max_length=5)
+    citations: list[CitationIn] = Field(default_factory=list, max_length=MAX_CITATIONS)
 
     _norm = field_validator("section", "content", "score_reason", mode="before")(_clean)
 
@@ -124,13 +126,15 @@ class UpdateOp(_Op):
     content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT)
     confidence: Confidence | None = None
     score_reason: str | None = Field(default=None, max_length=MAX_SCORE_REASON)
+    citations: list[CitationIn] | None = Field(default=None, max_length=MAX_CITATIONS)
+    """Replaces the entry's citations (an empty list removes them)."""
 
     _norm = field_validator("content", "score_reason", mode="before")(_clean)
 
     @model_validator(mode="after")
     def _changes_something(self) -> UpdateOp:
-        if self.content is None and self.confidence is None:
-            raise ValueError("update needs content and/or confidence")
+        if self.content is None and self.confidence is None and self.citations is None:
+            raise ValueError("update needs content and/or confidence (or citations)")
         return self
 
 

@@ -19,6 +19,7 @@ from invincat_server.runtime.memory.changeset import (
     Outcome,
     new_batch_id,
 )
+from invincat_server.runtime.memory.citations import CitationResolver
 from invincat_server.runtime.memory.errors import (
     MemoryStoreError,
     MergeConflictError,
@@ -35,6 +36,7 @@ from invincat_server.runtime.memory.protection import PathGuard
 from invincat_server.runtime.memory.redaction import redact_deep
 from invincat_server.runtime.memory.report import AppliedOp, BatchReport, JournalRecord
 from invincat_server.runtime.memory.revert import merge_followers, plan_revert
+from invincat_server.runtime.memory.staleness import EntryCheck, StalenessChecker
 from invincat_server.runtime.memory.store import (
     CorruptStoreError,
     Store,
@@ -81,10 +83,15 @@ class MemoryService:
         self._problems: dict[Scope, str] = {}
         self._notify = notify
         self._told: set[str] = set()
+        self.staleness = StalenessChecker(self.project_root)
         self.renderer = InjectionRenderer(
-            {s: f.store for s, f in self.files.items()}, self._injectable_entries, self.limits
+            {s: f.store for s, f in self.files.items()},
+            self._injectable_entries,
+            self.limits,
+            check=self.check_entry,
         )
         self.guard = PathGuard(self.home, self.project_root)
+        self.citations = CitationResolver(self.project_root, self.guard.is_protected)
         self._watch = TamperWatch(self)
 
     # -- paths and reading ------------------------------------------------------
@@ -171,6 +178,63 @@ class MemoryService:
     def render_injection(self) -> str:
         return self.renderer.render()
 
+    # -- citations and staleness ------------------------------------------------
+    def check_entry(self, entry: Entry) -> EntryCheck | None:
+        """The verdict on an entry's citations (None when it has none); cached by stat."""
+        return self.staleness.check(entry.id, entry.citations)
+
+    def verify(
+        self, scope: str | None = None, *, include_archived: bool = False
+    ) -> list[tuple[Entry, EntryCheck]]:
+        """Every cited entry (active ones, archived too when asked) with its verdict."""
+        found = []
+        for entry in self.list(scope, include_archived=include_archived):
+            verdict = self.check_entry(entry)
+            if verdict is not None:
+                found.append((entry, verdict))
+        return found
+
+    def stale_entries(self) -> list[tuple[Entry, EntryCheck]]:
+        """Active, valid entries whose cited evidence changed or is gone."""
+        return [
+            (entry, verdict)
+            for entry, verdict in self.verify("project")
+            if verdict.stale and entry.invalid is None
+        ]
+
+    def reanchor(self, actor: str = "reanchor") -> BatchReport | None:
+        """Record moved citations at their new place, as one governed, journaled batch.
+
+        Only entries whose every citation is fresh or moved: a stale entry keeps its
+        citations as they were, for the memory agent (or a person) to decide on.
+        """
+        operations = []
+        fields = {"path", "start_line", "end_line", "sha256", "anchor"}
+        try:
+            checked = self.verify("project")  # active only: an archived entry cannot be updated
+        except MergeConflictError as exc:  # housekeeping waits for the person
+            self._tell_once("project", exc)
+            return None
+        for entry, verdict in checked:
+            if not verdict.moved or verdict.stale:
+                continue
+            operations.append(
+                {
+                    "op": "update",
+                    "scope": "project",
+                    "id": entry.id,
+                    "citations": [c.model_dump(include=fields) for c in verdict.reanchored()],
+                    "reason": "; ".join(c.change or "" for c in verdict.checks if c.change),
+                }
+            )
+        if not operations:
+            return None
+        try:
+            return self.apply("project", {"operations": operations[:20]}, actor=actor)
+        except MergeConflictError as exc:
+            self._tell_once("project", exc)
+            return None
+
     # -- governed writes --------------------------------------------------------
     def apply(
         self,
@@ -187,7 +251,7 @@ class MemoryService:
         return self._transact(
             name,
             actor,
-            lambda state, ctx: govern(raw_ops, state, ctx, self.limits),
+            lambda state, ctx: govern(raw_ops, state, ctx, self.limits, self.citations),
             proposed=redact_deep(raw_ops),  # type: ignore[arg-type]
             thread_id=thread_id,
             anchor=anchor,

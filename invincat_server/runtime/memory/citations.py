@@ -1,0 +1,144 @@
+"""Citations: where in the project the text that supports an entry is written.
+
+A citation names a project-relative file, a 1-based inclusive line range, the sha256 of
+those lines and a short quoted anchor (the first non-blank cited line, trimmed) that
+helps find the text again after nearby edits. Governance resolves every proposed
+citation against the files as they are when the batch is applied (inside the project,
+not protected memory data, a readable text file, the range inside the file); the runtime
+computes the hash and the anchor itself, so a proposer cannot record a hash for text
+that is not there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_CITATIONS = 5
+MAX_CITED_LINES = 200
+ANCHOR_CHARS = 120
+MAX_CITED_FILE_BYTES = 2 * 1024 * 1024
+
+
+class Citation(BaseModel):
+    """A stored citation (unknown fields are kept, like everywhere in the store)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    path: str = Field(min_length=1, max_length=500)
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    anchor: str = Field(default="", max_length=ANCHOR_CHARS)
+
+    def label(self) -> str:
+        if self.start_line == self.end_line:
+            return f"{self.path} line {self.start_line}"
+        return f"{self.path} lines {self.start_line}-{self.end_line}"
+
+
+class CitationIn(BaseModel):
+    """A citation as a proposer gives it: the runtime fills in (or checks) hash and anchor."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(min_length=1, max_length=500)
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$")
+    anchor: str | None = Field(default=None, max_length=ANCHOR_CHARS)
+
+    @model_validator(mode="after")
+    def _range(self) -> CitationIn:
+        if self.end_line < self.start_line:
+            raise ValueError("end_line is before start_line")
+        if self.end_line - self.start_line + 1 > MAX_CITED_LINES:
+            raise ValueError(f"a citation covers at most {MAX_CITED_LINES} lines")
+        return self
+
+
+def text_hash(lines: Sequence[str]) -> str:
+    """sha256 of the cited lines joined by `\\n` (line endings and trailing blanks ignored,
+    so a CRLF checkout or an editor trimming spaces does not make evidence stale)."""
+    joined = "\n".join(line.rstrip() for line in lines)
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+
+def anchor_of(lines: Sequence[str]) -> str:
+    for line in lines:
+        text = " ".join(line.split())
+        if text:
+            return text[:ANCHOR_CHARS]
+    return ""
+
+
+def read_lines(path: Path) -> list[str] | None:
+    """A text file's lines, or None when it is missing, not a file, too big or binary."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CITED_FILE_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_CITED_FILE_BYTES or b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+class CitationResolver:
+    """Checks proposed citations against the project's files (used by governance)."""
+
+    def __init__(self, project_root: Path, is_protected: Callable[[Path], bool]) -> None:
+        self.root = Path(project_root)
+        self._real_root = Path(os.path.realpath(self.root))
+        self._is_protected = is_protected
+
+    def relative(self, raw: str) -> tuple[str | None, str | None]:
+        """(project-relative POSIX path, None) or (None, why it is refused)."""
+        candidate = Path(raw)
+        absolute = candidate if candidate.is_absolute() else self.root / candidate
+        real = Path(os.path.realpath(absolute))
+        if not real.is_relative_to(self._real_root):
+            return None, f"citation path {raw!r} is outside the project"
+        if self._is_protected(absolute) or self._is_protected(real):
+            return None, f"citation path {raw!r} is protected memory data"
+        return real.relative_to(self._real_root).as_posix(), None
+
+    def resolve(self, cite: CitationIn) -> tuple[Citation | None, str | None]:
+        rel, why = self.relative(cite.path)
+        if rel is None:
+            return None, why
+        lines = read_lines(self._real_root / rel)
+        if lines is None:
+            return None, f"cited file {rel} does not exist or is not a readable text file"
+        if cite.end_line > len(lines):
+            return None, (
+                f"cited range {cite.start_line}-{cite.end_line} is outside {rel} "
+                f"({len(lines)} lines)"
+            )
+        cited = lines[cite.start_line - 1 : cite.end_line]
+        digest = text_hash(cited)
+        if cite.sha256 is not None and cite.sha256.lower() != digest:
+            return None, (
+                f"sha256 does not match {rel} lines {cite.start_line}-{cite.end_line} as they "
+                "are now (cite the current text)"
+            )
+        anchor = anchor_of(cited)
+        if cite.anchor is not None:
+            wanted = " ".join(cite.anchor.split())
+            if wanted and wanted not in " ".join(" ".join(cited).split()):
+                return None, f"anchor is not in {rel} lines {cite.start_line}-{cite.end_line}"
+            anchor = wanted[:ANCHOR_CHARS] or anchor
+        return (
+            Citation(
+                path=rel,
+                start_line=cite.start_line,
+                end_line=cite.end_line,
+                sha256=digest,
+                anchor=anchor,
+            ),
+            None,
+        )
