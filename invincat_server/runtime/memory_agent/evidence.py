@@ -10,9 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from invincat_server.runtime.memory.citations import read_lines
+
 EVIDENCE_TOOLS = frozenset({"read_file", "edit_file", "write_file", "execute"})
+FILE_TOOLS = frozenset({"read_file", "edit_file", "write_file"})
+MAX_STALE_ITEMS, STALE_TEXT_CHARS = 5, 400
 MAX_ITEMS, MAX_ITEM_CHARS, MAX_TOTAL_CHARS = 3, 600, 1_200
 
 _SIGNALS = re.compile(
@@ -31,7 +36,10 @@ class EvidenceItem:
     text: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"tool": self.tool, "source": self.label, "excerpt": self.text}
+        data = {"tool": self.tool, "source": self.label, "excerpt": self.text}
+        if self.tool in FILE_TOOLS:
+            data["path"] = self.label  # what a citation names (read_file lines are numbered)
+        return data
 
 
 def _score(text: str) -> int:
@@ -66,3 +74,29 @@ def collect_evidence(
         chosen.append(item)
         total += len(item.text)
     return chosen
+
+
+def stale_evidence(
+    stale: Sequence[tuple[Any, Any]], root: Path, redact: Callable[[str], str]
+) -> list[dict[str, Any]]:
+    """What the memory model is asked about: stale entries, what changed, the text now.
+
+    `stale` are (Entry, EntryCheck) pairs; at most 5, each cited range's current text
+    numbered like read_file and cut to 400 characters, redacted.
+    """
+    items: list[dict[str, Any]] = []
+    for entry, verdict in stale[:MAX_STALE_ITEMS]:
+        citations = []
+        for check in verdict.checks:
+            cited = check.citation
+            item: dict[str, Any] = {"path": cited.path, "lines": [cited.start_line, cited.end_line]}
+            if check.change:
+                item["change"] = redact(check.change)
+            lines = read_lines(root / cited.path) if check.state == "changed" else None
+            if lines:
+                window = range(cited.start_line - 1, min(cited.end_line, len(lines)))
+                now = "\n".join(f"{i + 1:>6}\t{lines[i]}" for i in window)
+                item["text_now"] = redact(now)[:STALE_TEXT_CHARS]
+            citations.append(item)
+        items.append({"id": entry.id, "content": redact(entry.content), "citations": citations})
+    return items

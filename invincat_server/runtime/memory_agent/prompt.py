@@ -16,6 +16,7 @@ SNAPSHOT_ENTRIES = 80
 SNAPSHOT_CHARS = 6_000
 TOOL_RESULT_CHARS = 300
 SUBMIT_TOOL = "submit_memory_operations"
+STALE_HEADING = "## Entries whose cited evidence changed"
 
 SYSTEM_PROMPT = f"""You maintain the long-term memory of Invincat, a coding assistant.
 Memory is a small set of durable, reusable facts: user preferences and habits (scope "user")
@@ -23,8 +24,8 @@ and project conventions, architecture, build/test/format commands, module bounda
 "project"). It is not chat history.
 
 Call {SUBMIT_TOOL} exactly once with {{"operations": [...]}}. Operations:
-- create: {{"op": "create", "scope", "section", "content", "confidence": "low|medium|high", "score": 0-100, "score_reason"}}
-- update: {{"op": "update", "scope", "id", "content" and/or "confidence", "score_reason"}}
+- create: {{"op": "create", "scope", "section", "content", "confidence": "low|medium|high", "score": 0-100, "score_reason", "citations"}}
+- update: {{"op": "update", "scope", "id", "content" and/or "confidence" and/or "citations", "score_reason"}}
 - rescore: {{"op": "rescore", "scope", "id", "score", "score_reason"}} (optionally "invalid": "wrong|superseded|outdated|misleading")
 - archive / restore / delete: {{"op": ..., "scope", "id", "reason"}}
 - noop: {{"op": "noop", "reason"}}
@@ -34,6 +35,14 @@ Rules:
 - Do not store temporary state, one-off errors, short-term plans, reasoning steps, or secrets.
 - A fact that contradicts a stored entry replaces it: delete the old id and create the new fact.
 - At most 20 operations, at most one operation per id. Do not recreate what is already stored.
+- Citations (project scope only): when a project fact rests on file text you saw in the
+  project evidence (read_file output is numbered), add "citations": [{{"path", "start_line",
+  "end_line"}}] naming the few lines that show it. The runtime checks and hashes them; a
+  wrong path or range drops the operation, so cite only lines you saw.
+- When asked about entries whose cited evidence changed: confirm one that still holds
+  (update it with citations of the current lines), correct one that changed (update
+  content and citations), or archive one that no longer holds (with a reason). Never
+  delete it for this.
 - When unsure, submit a single noop. Being conservative is correct."""
 
 EXPLICIT_NOTE = (
@@ -72,10 +81,17 @@ def user_message(
     evidence: Sequence[dict[str, str]],
     explicit: bool,
     last_rejection: str | None,
+    stale: Sequence[dict[str, Any]] = (),
 ) -> str:
     parts = [f"## Stored memory\n{snapshot}", f"## New conversation\n{bounded_slice(conversation)}"]
     if evidence:
         parts.append("## Project evidence (tool results)\n" + json.dumps(list(evidence), indent=1))
+    if stale:
+        parts.append(
+            f"{STALE_HEADING}\nThese entries may be stale: the text they cite changed or is "
+            "gone. For each, confirm it (update with current citations), update it, or "
+            "archive it.\n" + json.dumps(list(stale), indent=1, ensure_ascii=False)
+        )
     if explicit:
         parts.append(EXPLICIT_NOTE)
     if last_rejection:

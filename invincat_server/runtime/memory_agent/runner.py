@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from invincat_server.runtime.events import Event, MemoryChanged, MemoryIdle, MemoryUpdating
-from invincat_server.runtime.memory_agent.evidence import collect_evidence
+from invincat_server.runtime.memory_agent.evidence import collect_evidence, stale_evidence
 from invincat_server.runtime.memory_agent.prompt import (
     SUBMIT_TOOL,
     SYSTEM_PROMPT,
@@ -195,6 +195,11 @@ class MemoryAgent:
         emit(MemoryUpdating())
         entries = [e.model_dump(mode="json") for e in await asyncio.to_thread(self.service.list)]
         evidence = [item.to_dict() for item in collect_evidence(results, self.redact)]
+        stale = stale_evidence(
+            await asyncio.to_thread(self.service.stale_entries),
+            self.service.project_root,
+            self.redact,
+        )
         explicit = any(
             is_explicit_request(m.text) for m in new if type(m).__name__ == "HumanMessage"
         )
@@ -204,6 +209,7 @@ class MemoryAgent:
             evidence=evidence,
             explicit=explicit,
             last_rejection=cursor.last_rejection if cursor else None,
+            stale=stale,
         )
         from langchain_core.messages import HumanMessage, SystemMessage
 
