@@ -29,6 +29,7 @@ MEMORY_SHOW = "invincat/memory/show"
 MEMORY_APPLY = "invincat/memory/apply"
 MEMORY_LOG = "invincat/memory/log"
 MEMORY_REVERT = "invincat/memory/revert"
+MEMORY_VERIFY = "invincat/memory/verify"
 OFFLOAD = "invincat/offload"
 DEBUG_STATUS = "invincat/debug/status"
 """Server internals for tests and bug reports; not a stable API."""
@@ -46,6 +47,7 @@ REQUESTS = frozenset(
         MEMORY_APPLY,
         MEMORY_LOG,
         MEMORY_REVERT,
+        MEMORY_VERIFY,
         OFFLOAD,
         DEBUG_STATUS,
     }
@@ -246,6 +248,14 @@ class MemoryRevertParams:
 
 
 @attrs.frozen
+class MemoryVerifyParams:
+    """`invincat/memory/verify`: check cited entries against the files as they are now."""
+
+    scope: str | None = attrs.field(default=None, metadata=_json("scope", (str,), MEMORY_SCOPES))
+    include_archived: bool = attrs.field(default=False, metadata=_json("includeArchived", (bool,)))
+
+
+@attrs.frozen
 class OffloadParams:
     """`invincat/offload`: move all but the latest turn out of the model's context."""
 
@@ -357,7 +367,8 @@ class ThreadsHistoryResult(TypedDict):
 
 class MemoryListResult(TypedDict):
     items: list[dict[str, Any]]
-    """Entries as stored (snake_case, as `invincat memory list --json` prints them)."""
+    """Entries as stored (snake_case, as `invincat memory list --json` prints them), plus
+    `stale` and, for cited entries, `verification`."""
     stores: dict[str, str]
     """Scope → store file path."""
     problems: NotRequired[dict[str, str]]
@@ -373,6 +384,15 @@ class MemoryShowResult(TypedDict):
 
 class MemoryLogResult(TypedDict):
     records: list[dict[str, Any]]
+
+
+class MemoryVerifyResult(TypedDict):
+    entries: list[dict[str, Any]]
+    """Cited entries: id, scope, status, section, content, state (`fresh`/`moved`/`stale`),
+    stale, note (when stale) and citations (each: citation, state, current, change)."""
+    checked: int
+    stale: int
+    moved: int
 
 
 class OffloadResult(TypedDict):

@@ -326,6 +326,7 @@ def build_server() -> InvincatLanguageServer:
         MEMORY_LOG,
         MEMORY_REVERT,
         MEMORY_SHOW,
+        MEMORY_VERIFY,
         OFFLOAD,
         PENDING_APPROVALS,
         RESOLVE_APPROVAL,
@@ -359,6 +360,7 @@ def build_server() -> InvincatLanguageServer:
         (MEMORY_APPLY, memory.invincat_memory_apply, None),
         (MEMORY_LOG, memory.invincat_memory_log, None),
         (MEMORY_REVERT, memory.invincat_memory_revert, None),
+        (MEMORY_VERIFY, memory.invincat_memory_verify, None),
     ]
     for method, handler, options in features:
         ls.feature(method, options)(handler)

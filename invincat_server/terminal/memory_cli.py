@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from invincat_server.runtime.memory import BatchReport, Entry, JournalRecord, MemoryService
 
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
+EXIT_STALE = 1
+"""`verify` found at least one entry whose cited evidence changed or is gone."""
 
 
 def add_memory_parser(subparsers: Any) -> None:
@@ -60,6 +62,15 @@ def add_memory_parser(subparsers: Any) -> None:
     log.add_argument("--scope", choices=("user", "project"))
     log.add_argument("--limit", type=int, metavar="N", help="only the N newest batches")
     log.add_argument("--json", action="store_true", help="machine-readable output")
+
+    verify = sub.add_parser(
+        "verify",
+        parents=[common],
+        help="check cited entries against the files (exit 1 when one is stale)",
+    )
+    verify.add_argument("--scope", choices=("user", "project"))
+    verify.add_argument("--all", action="store_true", help="include archived entries")
+    verify.add_argument("--json", action="store_true", help="machine-readable output")
 
     revert = sub.add_parser("revert", parents=[common], help="undo a batch as a new batch")
     revert.add_argument("batch_id", metavar="BATCH_ID")
@@ -119,7 +130,7 @@ def _list(service: MemoryService, args: argparse.Namespace) -> int:
     entries = service.list(args.scope, include_archived=args.all, tier=args.tier)
     if args.json:
         stores = {k: str(v) for k, v in service.store_paths().items()}
-        _print_json({"items": [e.to_json() for e in entries], "stores": stores})
+        _print_json({"items": [service.entry_payload(e) for e in entries], "stores": stores})
         return EXIT_OK
     if not entries:
         print("No memory entries." + ("" if args.all else " (--all includes archived ones)"))
@@ -130,7 +141,8 @@ def _list(service: MemoryService, args: argparse.Namespace) -> int:
     )
     print(header)
     for e in entries:
-        status = e.status + ("*" if e.invalid else "")
+        verdict = service.check_entry(e)
+        status = e.status + ("*" if e.invalid else "") + ("!" if verdict and verdict.stale else "")
         line = (
             f"{e.id:<13} {e.scope:<8} {e.tier:<5} {e.score:>5} {status:<9} "
             f"{_clip(e.section, 18):<18} "
@@ -146,7 +158,7 @@ def _show(service: MemoryService, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(
             {
-                "entry": entry.to_json() if entry else None,
+                "entry": service.entry_payload(entry) if entry else None,
                 "history": [r.model_dump(mode="json") for r in history],
             }
         )
@@ -155,6 +167,10 @@ def _show(service: MemoryService, args: argparse.Namespace) -> int:
         print(f"{args.id}: deleted")
     else:
         _print_entry(entry)
+        verdict = service.check_entry(entry)
+        for check in verdict.checks if verdict else ():
+            state = check.state + (f": {check.change}" if check.change else "")
+            print(f"  {'cites:':<12} {check.citation.label()} ({state})")
     print("History:")
     for record in history:
         ops = ", ".join(_history_ops(record, args.id)) or "mentioned"
@@ -267,6 +283,24 @@ def _outcome(record: JournalRecord) -> str:
     return text
 
 
+def _verify(service: MemoryService, args: argparse.Namespace) -> int:
+    """Read-only: moved citations are recorded by the session after its next turn."""
+    report = service.verify_report(args.scope, include_archived=args.all)
+    if args.json:
+        _print_json(report)
+    else:
+        for item in report["entries"]:
+            changes = [c["change"] for c in item["citations"] if c.get("change")]
+            detail = "; ".join(changes) if changes else "evidence unchanged"
+            print(f"{item['id']:<13} {item['state']:<6} {detail}")
+        print(
+            f"{report['checked']} cited entries checked: {report['stale']} stale, "
+            f"{report['moved']} moved"
+            + (" (re-anchored after the next chat turn)" if report["moved"] else "")
+        )
+    return EXIT_STALE if report["stale"] else EXIT_OK
+
+
 def _revert(service: MemoryService, args: argparse.Namespace) -> int:
     return _report_result(service.revert(args.batch_id, actor="user"), args.json)
 
@@ -280,4 +314,5 @@ _HANDLERS = {
     "delete": _single,
     "log": _log,
     "revert": _revert,
+    "verify": _verify,
 }

@@ -198,3 +198,25 @@ async def test_memory_requests_work_without_a_configured_model(
         assert item["content"] == "x"
     finally:
         await stop_client(client)
+
+
+async def test_verify_reports_stale_citations_and_list_carries_the_flag(
+    lsp: InvincatClient, workspace: Path
+) -> None:
+    (workspace / "deploy.sh").write_text("#!/bin/sh\n./build.sh --release\n")
+    op = create_op("Deploy builds with --release")
+    op["citations"] = [{"path": "deploy.sh", "start_line": 2, "end_line": 2}]
+    created = await lsp.request("invincat/memory/apply", {"scope": "project", "operations": [op]})
+    [applied] = created["applied"]
+    fresh = await lsp.request("invincat/memory/verify", {})
+    assert (fresh["checked"], fresh["stale"]) == (1, 0)
+
+    (workspace / "deploy.sh").write_text("#!/bin/sh\n./build.sh --debug\n")
+    report = await lsp.request("invincat/memory/verify", {"scope": "project"})
+    [entry] = report["entries"]
+    assert (entry["id"], entry["state"], report["stale"]) == (applied["id"], "stale", 1)
+    assert entry["note"] == "may be stale: deploy.sh line 2 changed"
+    [item] = (await lsp.request("invincat/memory/list", {}))["items"]
+    assert item["stale"] is True
+    assert item["citations"][0]["path"] == "deploy.sh"
+    assert item["citations"][0]["start_line"] == 2

@@ -171,3 +171,35 @@ def test_corrupt_store_is_reported_by_the_cli(cli: Cli) -> None:
     assert len(backups) == 1 and backups[0].read_bytes() == b"{broken"
     log = cli("log")
     assert "recovery" in log.stdout
+
+
+def test_apply_with_citations_and_verify_exit_codes(cli: Cli, tmp_path: Path) -> None:
+    root = cli.project.parent
+    (root / "scripts").mkdir()
+    (root / "scripts" / "deploy.sh").write_text("#!/bin/sh\n./build.sh --release\n")
+    cited = {
+        "op": "create",
+        "scope": "project",
+        "section": "Deploy",
+        "content": "Deploy builds with --release",
+        "citations": [{"path": "scripts/deploy.sh", "start_line": 2, "end_line": 2}],
+    }
+    outside = dict(
+        cited, content="other", citations=[{"path": "../x", "start_line": 1, "end_line": 1}]
+    )
+    applied = cli("apply", "--scope", "project", "-", stdin=_batch(cited, outside))
+    report = json.loads(applied.stdout)
+    assert applied.returncode == 0 and len(report["applied"]) == 1
+    assert "outside the project" in report["dropped"][0]["reason"]
+
+    fresh = cli("verify")
+    assert fresh.returncode == 0 and "1 cited entries checked: 0 stale" in fresh.stdout
+
+    (root / "scripts" / "deploy.sh").write_text("#!/bin/sh\n./build.sh --debug\n")
+    stale = cli("verify")
+    assert stale.returncode == 1, stale.stderr
+    assert "stale  scripts/deploy.sh line 2 changed" in stale.stdout
+    as_json = json.loads(cli("verify", "--json").stdout)
+    assert as_json["stale"] == 1 and as_json["entries"][0]["state"] == "stale"
+    listed = json.loads(cli("list", "--json").stdout)
+    assert listed["items"][0]["stale"] is True

@@ -1,4 +1,5 @@
-"""`invincat/memory/list`, `show`, `apply`, `log` and `revert`: the editor's memory views.
+"""`invincat/memory/list`, `show`, `apply`, `log`, `revert` and `verify`: the editor's memory
+views.
 
 Thin over `MemoryService`, like `invincat memory …` in a terminal: every change goes
 through governance and the journal (actor `user`: these are a person's edits from a
@@ -22,6 +23,7 @@ from invincat_server.lsp.protocol import (
     MEMORY_LOG,
     MEMORY_REVERT,
     MEMORY_SHOW,
+    MEMORY_VERIFY,
     ErrorCode,
     MemoryApplyParams,
     MemoryListParams,
@@ -31,6 +33,8 @@ from invincat_server.lsp.protocol import (
     MemoryRevertParams,
     MemoryShowParams,
     MemoryShowResult,
+    MemoryVerifyParams,
+    MemoryVerifyResult,
     parse_params,
 )
 
@@ -83,8 +87,9 @@ async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> Memor
     entries = await _call(
         service.list, request.scope, include_archived=request.include_archived, tier=request.tier
     )
+    items = await _call(lambda: [service.entry_payload(entry) for entry in entries])
     result: MemoryListResult = {
-        "items": [entry.to_json() for entry in entries],
+        "items": items,
         "stores": {scope: str(path) for scope, path in service.store_paths().items()},
     }
     problems = service.problems()
@@ -104,8 +109,9 @@ async def invincat_memory_show(ls: InvincatLanguageServer, params: Any) -> Memor
             f"No memory entry {request.id}; `invincat/memory/list` with includeArchived "
             "lists the ids that exist.",
         )
+    payload = await _call(service.entry_payload, entry) if entry is not None else None
     return {
-        "entry": entry.to_json() if entry is not None else None,
+        "entry": payload,
         "history": [record.model_dump(mode="json") for record in history],
     }
 
@@ -135,3 +141,13 @@ async def invincat_memory_revert(ls: InvincatLanguageServer, params: Any) -> dic
     request = parse_params(MemoryRevertParams, params, MEMORY_REVERT)
     service = await ls.memory_sync.service()
     return _announce(ls, await _call(service.revert, request.batch_id, actor=ACTOR))
+
+
+@request_handler(MEMORY_VERIFY)
+async def invincat_memory_verify(ls: InvincatLanguageServer, params: Any) -> MemoryVerifyResult:
+    request = parse_params(MemoryVerifyParams, params, MEMORY_VERIFY)
+    service = await ls.memory_sync.service()
+    report = await _call(
+        service.verify_report, request.scope, include_archived=request.include_archived
+    )
+    return report  # type: ignore[return-value]
