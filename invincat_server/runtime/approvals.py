@@ -26,7 +26,8 @@ from invincat_server.runtime.events import AlwaysOption
 from invincat_server.runtime.policy import file_lock, sanctioned
 from invincat_server.runtime.policy.settings_grants import project_settings_name
 
-# load_skill only reads skills the user installed; the remote status/result tools only
+# load_skill only reads skills the user installed; search_memory only reads governed
+# memory (redacted); the remote status/result tools only
 # read runs this session started (starting and cancelling them ask first).
 FREE_TOOLS = frozenset(
     {
@@ -37,6 +38,7 @@ FREE_TOOLS = frozenset(
         "write_todos",
         "ask_user",
         "load_skill",
+        "search_memory",
         "remote_task_status",
         "remote_task_result",
     }

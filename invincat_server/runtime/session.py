@@ -125,6 +125,7 @@ class Session:
         from invincat_server.runtime.context.middleware import ContextMiddleware, ContextSettings
         from invincat_server.runtime.models import build_chat_model
         from invincat_server.runtime.tools import build_core_tools
+        from invincat_server.runtime.tools.memory_search import build_search_memory_tool
 
         model = self._model or build_chat_model(self.settings)
         ensure_data_dir(self.settings.home)  # threads.sqlite: keep it out of a dotfiles repo
@@ -139,7 +140,10 @@ class Session:
         self._open_memory(
             model_factory=lambda: build_chat_model(self.settings, model=self.settings.memory_model)
         )
-        tools = build_core_tools(self.workspace, documents=self.documents)
+        tools = [
+            *build_core_tools(self.workspace, documents=self.documents),
+            build_search_memory_tool(self.memory),
+        ]
         self._extensions = await load_extensions(
             ExtensionContext(
                 settings=self.settings,

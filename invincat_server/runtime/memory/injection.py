@@ -21,6 +21,7 @@ from pathlib import Path
 
 from invincat_server.runtime.memory.limits import MemoryLimits
 from invincat_server.runtime.memory.models import SCOPES, Entry, Scope
+from invincat_server.runtime.memory.redaction import redact_text
 from invincat_server.runtime.memory.staleness import EntryCheck
 
 HEADING = (
@@ -53,7 +54,9 @@ def select_lines(
     for entry in eligible:
         if taken[entry.tier] >= caps[entry.tier]:
             continue
-        line = entry_line(entry, (notes or {}).get(entry.id))
+        # Entries are redacted when governance writes them; a hand edit or a pull is not
+        # (it is accepted as it is), so redact again before the text reaches the model.
+        line = redact_text(entry_line(entry, (notes or {}).get(entry.id)))
         cost = len(line) + 1  # the newline
         if used + cost > limits.inject_chars:
             break  # whole lines only, and never let a lower-ranked line jump the queue
