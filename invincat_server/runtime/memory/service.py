@@ -36,7 +36,7 @@ from invincat_server.runtime.memory.protection import PathGuard
 from invincat_server.runtime.memory.redaction import redact_deep
 from invincat_server.runtime.memory.report import AppliedOp, BatchReport, JournalRecord
 from invincat_server.runtime.memory.revert import merge_followers, plan_revert
-from invincat_server.runtime.memory.staleness import EntryCheck, StalenessChecker
+from invincat_server.runtime.memory.staleness import EntryCheck, StalenessChecker, stat_key
 from invincat_server.runtime.memory.store import (
     CorruptStoreError,
     Store,
@@ -84,6 +84,7 @@ class MemoryService:
         self._notify = notify
         self._told: set[str] = set()
         self.staleness = StalenessChecker(self.project_root)
+        self._cited: tuple[object, list[Entry]] | None = None
         self.renderer = InjectionRenderer(
             {s: f.store for s, f in self.files.items()},
             self._injectable_entries,
@@ -221,13 +222,26 @@ class MemoryService:
             "moved": sum(1 for _, v in checked if v.moved and not v.stale),
         }
 
+    def _active_cited(self) -> list[Entry]:
+        """Active project entries with citations; the store is re-read only when its file
+        changed, so the check after every turn costs a stat per cited file."""
+        key = stat_key(self.files["project"].store)
+        if self._cited is None or self._cited[0] != key:
+            entries = self._read_entries("project") if key is not None else []
+            self._cited = (key, [e for e in entries if e.status == "active" and e.citations])
+        return self._cited[1]
+
+    def _checked(self) -> list[tuple[Entry, EntryCheck]]:
+        found = []
+        for entry in self._active_cited():
+            verdict = self.check_entry(entry)
+            if verdict is not None:
+                found.append((entry, verdict))
+        return found
+
     def stale_entries(self) -> list[tuple[Entry, EntryCheck]]:
         """Active, valid entries whose cited evidence changed or is gone."""
-        return [
-            (entry, verdict)
-            for entry, verdict in self.verify("project")
-            if verdict.stale and entry.invalid is None
-        ]
+        return [(e, v) for e, v in self._checked() if v.stale and e.invalid is None]
 
     def reanchor(self, actor: str = "reanchor") -> BatchReport | None:
         """Record moved citations at their new place, as one governed, journaled batch.
@@ -238,7 +252,7 @@ class MemoryService:
         operations = []
         fields = {"path", "start_line", "end_line", "sha256", "anchor"}
         try:
-            checked = self.verify("project")  # active only: an archived entry cannot be updated
+            checked = self._checked()  # active only: an archived entry cannot be updated
         except MergeConflictError as exc:  # housekeeping waits for the person
             self._tell_once("project", exc)
             return None

@@ -149,7 +149,12 @@ class StalenessChecker:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._root_str = str(self.root)
         self._verdicts: dict[tuple[str, int, int, str], tuple[StatKey, CitationCheck]] = {}
+        # The fast path: per entry, its citations and their files' stat keys at the last
+        # check. When both match, the entry's verdict is reused without building anything.
+        self._entries: dict[str, tuple[list[Citation], tuple[StatKey, ...], EntryCheck]] = {}
+        self._abs: dict[str, str] = {}
         self._lock = threading.Lock()
         self.reads = 0
         """Files read to check citations (tests and the benchmark look at it)."""
@@ -166,10 +171,28 @@ class StalenessChecker:
             self._verdicts[cache_key] = (key, verdict)
         return verdict
 
+    def _stat(self, relative: str) -> StatKey:
+        path = self._abs.get(relative)
+        if path is None:
+            path = self._abs[relative] = os.path.join(self._root_str, relative)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
     def check(self, entry_id: str, citations: list[Citation]) -> EntryCheck | None:
         if not citations:
             return None
-        return EntryCheck(entry_id, tuple(self.check_citation(c) for c in citations))
+        keys = tuple(self._stat(c.path) for c in citations)
+        cached = self._entries.get(entry_id)
+        if cached is not None and cached[1] == keys:
+            if cached[0] is citations or cached[0] == citations:
+                return cached[2]
+        verdict = EntryCheck(entry_id, tuple(self.check_citation(c) for c in citations))
+        with self._lock:
+            self._entries[entry_id] = (citations, keys, verdict)
+        return verdict
 
     def _compute(self, citation: Citation, key: StatKey) -> CitationCheck:
         lines = read_lines(self.root / citation.path) if key is not None else None
