@@ -17,6 +17,7 @@ export const MEMORY_APPLY = "invincat/memory/apply";
 export const MEMORY_SHOW = "invincat/memory/show";
 export const MEMORY_LOG = "invincat/memory/log";
 export const MEMORY_REVERT = "invincat/memory/revert";
+export const MEMORY_VERIFY = "invincat/memory/verify";
 export const OFFLOAD = "invincat/offload";
 
 // Server → client notifications.

@@ -134,6 +134,34 @@ export interface MemoryEntry {
   created_at?: string;
   updated_at?: string;
   archived_at?: string | null;
+  /** Where the supporting text is (project-relative path, 1-based inclusive lines). */
+  citations?: MemoryCitation[];
+  /** The cited evidence changed or is gone (`invincat/memory/list` and `show`). */
+  stale?: boolean;
+  verification?: MemoryVerification;
+}
+
+export interface MemoryCitation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  sha256?: string;
+  anchor?: string;
+}
+
+export interface MemoryCitationCheck {
+  citation: MemoryCitation;
+  state: "fresh" | "moved" | "changed" | "missing";
+  /** For `moved`: where the text is now. */
+  current?: MemoryCitation;
+  change?: string;
+}
+
+export interface MemoryVerification {
+  state: "fresh" | "moved" | "stale";
+  stale: boolean;
+  note?: string;
+  citations: MemoryCitationCheck[];
 }
 
 export interface MemoryListParams {

@@ -20,12 +20,18 @@ import { describe, type InvincatConnection } from "../server/connection";
 import {
   actionParams,
   buildMemoryTree,
+  citationDescription,
+  citationLabel,
+  citationNodes,
+  citationRange,
+  citationTarget,
   entryContext,
   entryDescription,
   entryLabel,
   entryTooltip,
   GROUP_LABELS,
   historyMarkdown,
+  projectRootOf,
   reportProblem,
   SCOPE_LABELS,
   type MemoryNode,
@@ -37,6 +43,7 @@ const GROUP_ICONS = { hot: "flame", warm: "circle-filled", cold: "circle-outline
 
 export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.Disposable {
   private roots: ScopeNode[] = [];
+  private projectRoot: string | undefined;
   private showArchived = false;
   private error: string | undefined;
   private readonly changed = new vscode.EventEmitter<MemoryNode | undefined>();
@@ -98,11 +105,35 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
         return item;
       }
       case "entry": {
-        const item = new vscode.TreeItem(entryLabel(node.entry), vscode.TreeItemCollapsibleState.None);
+        const cited = (node.entry.citations ?? []).length > 0;
+        const state = cited ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None;
+        const item = new vscode.TreeItem(entryLabel(node.entry), state);
         item.id = `entry:${node.entry.id}:${node.entry.status}`;
         item.description = entryDescription(node.entry);
         item.tooltip = new vscode.MarkdownString(entryTooltip(node.entry));
         item.contextValue = entryContext(node.entry);
+        if (node.entry.stale) {
+          item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("list.warningForeground"));
+        }
+        return item;
+      }
+      case "citation": {
+        const target = citationTarget(node);
+        const item = new vscode.TreeItem(citationLabel(target), vscode.TreeItemCollapsibleState.None);
+        item.id = `citation:${node.entry.id}:${node.index}`;
+        item.description = citationDescription(node);
+        item.iconPath = new vscode.ThemeIcon("go-to-file");
+        item.contextValue = "memoryCitation";
+        if (this.projectRoot) {
+          const uri = vscode.Uri.joinPath(vscode.Uri.file(this.projectRoot), target.path);
+          const range = citationRange(target);
+          item.resourceUri = uri;
+          item.command = {
+            command: "vscode.open",
+            title: "Open cited lines",
+            arguments: [uri, { selection: new vscode.Range(range.start, 0, range.end, Number.MAX_SAFE_INTEGER) }],
+          };
+        }
         return item;
       }
       default:
@@ -119,6 +150,9 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     }
     if (node.kind === "group") {
       return node.entries;
+    }
+    if (node.kind === "entry") {
+      return citationNodes(node.entry);
     }
     return [];
   }
@@ -151,6 +185,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     try {
       const result = await this.connection.request<MemoryListResult>(MEMORY_LIST, { includeArchived: this.showArchived });
       this.roots = buildMemoryTree(result.items ?? [], this.showArchived);
+      this.projectRoot = projectRootOf(result.stores?.project);
       this.error = undefined;
     } catch (error) {
       this.error = describe(error);

@@ -4,7 +4,7 @@
  * tested without VS Code.
  */
 
-import type { MemoryEntry, MemoryReport, MemoryScope, Tier } from "../common/protocol";
+import type { MemoryCitation, MemoryEntry, MemoryReport, MemoryScope, Tier } from "../common/protocol";
 
 export type Group = Tier | "archived";
 
@@ -27,7 +27,14 @@ export interface EntryNode {
   entry: MemoryEntry;
 }
 
-export type MemoryNode = ScopeNode | GroupNode | EntryNode;
+/** One citation of an entry: a location that opens the file at the range. */
+export interface CitationNode {
+  kind: "citation";
+  entry: MemoryEntry;
+  index: number;
+}
+
+export type MemoryNode = ScopeNode | GroupNode | EntryNode | CitationNode;
 
 export const SCOPES: readonly MemoryScope[] = ["user", "project"];
 const GROUPS: readonly Group[] = ["hot", "warm", "cold", "archived"];
@@ -69,9 +76,49 @@ export function entryLabel(entry: MemoryEntry): string {
   return `${entry.section}: ${entry.content}`;
 }
 
-/** The grey text after the label: the score. */
+/** The grey text after the label: the score, and the stale badge. */
 export function entryDescription(entry: MemoryEntry): string {
-  return `${entry.score}`;
+  return entry.stale ? `${entry.score} · may be stale` : `${entry.score}`;
+}
+
+export function citationNodes(entry: MemoryEntry): CitationNode[] {
+  return (entry.citations ?? []).map((_, index): CitationNode => ({ kind: "citation", entry, index }));
+}
+
+/** Where a citation points now: its new place when the text moved, else as recorded. */
+export function citationTarget(node: CitationNode): MemoryCitation {
+  const recorded = (node.entry.citations ?? [])[node.index];
+  const check = node.entry.verification?.citations?.[node.index];
+  return check?.state === "moved" && check.current ? check.current : recorded;
+}
+
+/** "scripts/deploy.sh:3-4" */
+export function citationLabel(citation: MemoryCitation): string {
+  const lines = citation.start_line === citation.end_line ? `${citation.start_line}` : `${citation.start_line}-${citation.end_line}`;
+  return `${citation.path}:${lines}`;
+}
+
+/** The grey text after a citation: what changed, when something did. */
+export function citationDescription(node: CitationNode): string {
+  const check = node.entry.verification?.citations?.[node.index];
+  if (!check || check.state === "fresh") {
+    return "";
+  }
+  return check.state === "moved" ? "moved" : check.change ?? check.state;
+}
+
+/** 0-based line range for the editor selection. */
+export function citationRange(citation: MemoryCitation): { start: number; end: number } {
+  return { start: Math.max(0, citation.start_line - 1), end: Math.max(0, citation.end_line - 1) };
+}
+
+/** The project root the citations are relative to: the project store is `<root>/.invincat/memory_project.json`. */
+export function projectRootOf(projectStore: string | undefined): string | undefined {
+  if (!projectStore) {
+    return undefined;
+  }
+  const root = projectStore.replace(/[\\/]\.invincat[\\/][^\\/]+$/, "");
+  return root === projectStore ? undefined : root;
 }
 
 export function entryTooltip(entry: MemoryEntry): string {
@@ -84,6 +131,9 @@ export function entryTooltip(entry: MemoryEntry): string {
   ];
   if (entry.score_reason) {
     lines.push(`reason: ${entry.score_reason}`);
+  }
+  if (entry.stale) {
+    lines.push("", `⚠ ${entry.verification?.note ?? "may be stale: its cited evidence changed"}`);
   }
   lines.push(`\`${entry.id}\`${entry.updated_at ? ` · updated ${entry.updated_at}` : ""}`);
   return lines.join("\n");

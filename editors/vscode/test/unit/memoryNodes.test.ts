@@ -4,10 +4,17 @@ import assert from "node:assert/strict";
 import {
   actionParams,
   buildMemoryTree,
+  citationDescription,
+  citationLabel,
+  citationNodes,
+  citationRange,
+  citationTarget,
   entryContext,
   entryDescription,
   entryLabel,
+  entryTooltip,
   historyMarkdown,
+  projectRootOf,
   reportProblem,
 } from "../../src/memory/nodes";
 import type { MemoryEntry } from "../../src/common/protocol";
@@ -73,4 +80,38 @@ test("the history document lists each batch that touched the entry", () => {
   assert.match(md, /\*\*create\*\* by memory_agent · `b_1`/);
   assert.match(md, /\*\*archive\*\* by user · `b_2`/);
   assert.match(historyMarkdown(null, "mem_p_9", []), /no longer exists/);
+});
+
+test("a stale entry gets a badge, the note in its tooltip, and its citations as locations", () => {
+  const cited = entry("mem_p_000009", {
+    stale: true,
+    citations: [
+      { path: "scripts/deploy.sh", start_line: 3, end_line: 4 },
+      { path: "Makefile", start_line: 7, end_line: 7 },
+    ],
+    verification: {
+      state: "stale",
+      stale: true,
+      note: "may be stale: scripts/deploy.sh lines 3-4 changed",
+      citations: [
+        { citation: { path: "scripts/deploy.sh", start_line: 3, end_line: 4 }, state: "changed", change: "scripts/deploy.sh lines 3-4 changed" },
+        { citation: { path: "Makefile", start_line: 7, end_line: 7 }, state: "moved", current: { path: "Makefile", start_line: 9, end_line: 9 } },
+      ],
+    },
+  });
+  assert.equal(entryDescription(cited), "85 · may be stale");
+  assert.match(entryTooltip(cited), /may be stale: scripts\/deploy.sh lines 3-4 changed/);
+  const nodes = citationNodes(cited);
+  assert.deepEqual(nodes.map((n) => citationLabel(citationTarget(n))), ["scripts/deploy.sh:3-4", "Makefile:9"], "a moved citation opens where the text is now");
+  assert.deepEqual(nodes.map(citationDescription), ["scripts/deploy.sh lines 3-4 changed", "moved"]);
+  assert.deepEqual(citationRange(citationTarget(nodes[0])), { start: 2, end: 3 }, "0-based for the editor");
+  assert.equal(entryDescription(entry("mem_p_000001")), "85");
+  assert.deepEqual(citationNodes(entry("mem_p_000001")), []);
+});
+
+test("citations resolve against the project root the project store lives in", () => {
+  assert.equal(projectRootOf("/home/me/project/.invincat/memory_project.json"), "/home/me/project");
+  assert.equal(projectRootOf("C:\\work\\app\\.invincat\\memory_project.json"), "C:\\work\\app");
+  assert.equal(projectRootOf(undefined), undefined);
+  assert.equal(projectRootOf("/elsewhere/memory.json"), undefined);
 });
