@@ -61,3 +61,43 @@ def test_the_sidebar_lists_archives_and_follows_changes_made_elsewhere(
     assert shown[1] == f"[Testing] {CONTENT}"
     history = "\n".join(shown[shown.index("History:") :])
     assert "cli  create" in history and "user  archive" in history and "restore" in history
+
+
+def test_a_stale_entry_shows_a_badge_and_its_citation_opens_the_file(
+    nvim: RunNvim, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "scripts").mkdir()
+    deploy = workspace / "scripts" / "deploy.sh"
+    deploy.write_text("#!/bin/sh\nset -e\n./build.sh --release\n")
+    content = "Deploy builds with --release"
+    batch = {
+        "operations": [
+            {
+                "op": "create",
+                "scope": "project",
+                "section": "Deploy",
+                "content": content,
+                "citations": [{"path": "scripts/deploy.sh", "start_line": 3, "end_line": 3}],
+            }
+        ]
+    }
+    subprocess.run(
+        [str(INVINCAT), "memory", "apply", "--scope", "project", "-"],
+        input=json.dumps(batch),
+        env=invincat_env,
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    deploy.write_text("#!/bin/sh\nset -e\n./build.sh --debug\n")
+
+    result = nvim("memory_citations", content=content)
+
+    assert result["entry_line"] == f"    ● [Deploy] {content}  ⚠ may be stale"
+    assert result["citation_line"] == "      ↳ scripts/deploy.sh:3"
+    assert result["opened"] == str(deploy.resolve()) or result["opened"].endswith(
+        "scripts/deploy.sh"
+    )
+    assert result["cursor_line"] == 3 and not result["in_sidebar"]

@@ -18,12 +18,16 @@ local ns = vim.api.nvim_create_namespace("invincat.memory")
 ---@field status "active"|"archived"
 ---@field tier "hot"|"warm"|"cold"
 ---@field score integer
+---@field citations? {path: string, start_line: integer, end_line: integer}[]
+---@field stale? boolean
+---@field verification? {note?: string, citations?: {state: string, current?: table, change?: string}[]}
 
 ---@class invincat.MemoryRow
----@field kind "scope"|"tier"|"entry"
+---@field kind "scope"|"tier"|"entry"|"citation"
 ---@field scope string
 ---@field tier? string
 ---@field entry? invincat.MemoryEntry
+---@field citation? {path: string, start_line: integer, end_line: integer}
 
 ---@class invincat.MemoryState
 ---@field buf integer?
@@ -47,7 +51,26 @@ local state = {
 
 local SCOPES = { "user", "project" } -- the server's order
 local TIERS = { "hot", "warm", "cold" }
-local HELP = " a archive · u restore · d delete · A archived · R refresh · <CR> fold/show · q close"
+local HELP = " a archive · u restore · d delete · A archived · R refresh · <CR> fold/show/open · q close"
+
+--- Where a citation points now: its new place when the text moved, else as recorded.
+---@param entry invincat.MemoryEntry
+---@param index integer
+local function citation_target(entry, index)
+  local check = entry.verification and entry.verification.citations and entry.verification.citations[index]
+  if check and check.state == "moved" and check.current then
+    return check.current
+  end
+  return entry.citations[index]
+end
+
+---@param citation {path: string, start_line: integer, end_line: integer}
+local function citation_label(citation)
+  if citation.start_line == citation.end_line then
+    return ("%s:%d"):format(citation.path, citation.start_line)
+  end
+  return ("%s:%d-%d"):format(citation.path, citation.start_line, citation.end_line)
+end
 
 --- The sidebar's state, for tests and integrations.
 ---@return invincat.MemoryState
@@ -116,15 +139,26 @@ local function render()
             for _, entry in ipairs(of_tier) do
               local archived = entry.status == "archived"
               add(
-                ("    %s [%s] %s%s"):format(
+                ("    %s [%s] %s%s%s"):format(
                   archived and "○" or "●",
                   entry.section or "",
                   (entry.content or ""):gsub("\n", " "),
-                  archived and "  (archived)" or ""
+                  archived and "  (archived)" or "",
+                  entry.stale and "  ⚠ may be stale" or ""
                 ),
                 { kind = "entry", scope = scope, tier = tier, entry = entry },
                 ("%s · %s"):format(entry.id, entry.score or "?")
               )
+              for index in ipairs(entry.citations or {}) do
+                local target = citation_target(entry, index)
+                local check = entry.verification and entry.verification.citations and entry.verification.citations[index]
+                local what = check and check.state ~= "fresh" and (check.state == "moved" and "moved" or check.change)
+                add(
+                  "      ↳ " .. citation_label(target),
+                  { kind = "citation", scope = scope, tier = tier, entry = entry, citation = target },
+                  what or nil
+                )
+              end
             end
           end
         end
@@ -234,6 +268,12 @@ local function show_entry(entry)
     ("%s  %s  %s  score %s (%s)"):format(entry.id, entry.scope, entry.status, entry.score, entry.tier),
     "[" .. (entry.section or "") .. "] " .. (entry.content or ""),
   }
+  if entry.stale then
+    table.insert(lines, "⚠ " .. ((entry.verification or {}).note or "may be stale: its cited evidence changed"))
+  end
+  for index in ipairs(entry.citations or {}) do
+    table.insert(lines, "cites " .. citation_label(citation_target(entry, index)))
+  end
   invincat.request(protocol.MEMORY_SHOW, { id = entry.id }, function(err, result)
     if not err and type(result) == "table" and type(result.history) == "table" then
       table.insert(lines, "")
@@ -255,6 +295,35 @@ local function show_entry(entry)
   end)
 end
 
+--- The project root citations are relative to: the project store is
+--- `<root>/.invincat/memory_project.json`.
+---@return string?
+function M.project_root()
+  local store = state.stores.project
+  return store and vim.fn.fnamemodify(store, ":h:h") or nil
+end
+
+--- Open a cited file at its range in the window the sidebar was opened from.
+---@param citation {path: string, start_line: integer, end_line: integer}
+function M.open_citation(citation)
+  local root = M.project_root()
+  if not root then
+    return invincat.notify("the project store path is unknown; R refreshes", vim.log.levels.WARN)
+  end
+  local path = root .. "/" .. citation.path
+  if vim.fn.filereadable(path) == 0 then
+    return invincat.notify(citation.path .. " no longer exists (the memory may be stale)", vim.log.levels.WARN)
+  end
+  vim.cmd("wincmd p")
+  if vim.api.nvim_get_current_win() == state.win then
+    vim.cmd("vsplit")
+  end
+  vim.cmd("edit " .. vim.fn.fnameescape(path))
+  local last = vim.api.nvim_buf_line_count(0)
+  vim.api.nvim_win_set_cursor(0, { math.min(citation.start_line, last), 0 })
+  vim.cmd("normal! zz")
+end
+
 local function activate()
   local row = row_at_cursor()
   if not row then
@@ -262,6 +331,9 @@ local function activate()
   end
   if row.kind == "entry" then
     return show_entry(row.entry)
+  end
+  if row.kind == "citation" then
+    return M.open_citation(row.citation)
   end
   local key = row.kind == "tier" and (row.scope .. "." .. row.tier) or row.scope
   state.collapsed[key] = not state.collapsed[key]
