@@ -3,6 +3,7 @@ model and the memory model, a real project file the memory cites."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,28 @@ async def test_a_deleted_file_leads_to_an_archive_the_user_can_revert(
     session.memory.revert(batch.batch_id)
     [back] = session.memory.list()
     assert back.id == entry.id and back.status == "active"
+
+
+async def test_a_pulled_store_citing_a_file_outside_the_project_never_reads_it(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory, workspace: Path
+) -> None:
+    """The project store is shared through git: its citations are untrusted. One that
+    points outside the project must not make the staleness check read that file and hand
+    its text to the memory model (or the main model)."""
+    session, thread = await _remember_deploy(fake_openai, make_session, workspace)
+    outside = workspace.parent / "outside"
+    outside.mkdir()
+    marker = "PRIVATE-NOTES-7f3a9c"
+    (outside / "notes.txt").write_text(f"line one\nline two\n{marker} alpha\n{marker} beta\n")
+    store = session.memory.store_paths()["project"]
+    store.write_text(store.read_text().replace("scripts/deploy.sh", "../outside/notes.txt"))
+
+    fake_openai.add_steps([main("Deploys run from CI."), memory({"op": "noop"})])
+    await run_turn(session, "how do we deploy these days?", thread, follow=True)
+
+    sent = json.dumps(fake_openai.chat_requests())
+    assert marker not in sent
+    system = main_requests(fake_openai)[-1]["messages"][0]["content"]
+    assert "'../outside/notes.txt' is outside the project" in system
+    asked = memory_requests(fake_openai)[-1]["messages"][1]["content"]
+    assert STALE_HEADING in asked and "outside the project" in asked

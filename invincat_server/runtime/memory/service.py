@@ -83,7 +83,6 @@ class MemoryService:
         self._problems: dict[Scope, str] = {}
         self._notify = notify
         self._told: set[str] = set()
-        self.staleness = StalenessChecker(self.project_root)
         self._cited: tuple[object, list[Entry]] | None = None
         self.renderer = InjectionRenderer(
             {s: f.store for s, f in self.files.items()},
@@ -93,6 +92,7 @@ class MemoryService:
         )
         self.guard = PathGuard(self.home, self.project_root)
         self.citations = CitationResolver(self.project_root, self.guard.is_protected)
+        self.staleness = StalenessChecker(self.project_root, self.citations.refusal)
         self._watch = TamperWatch(self)
 
     # -- paths and reading ------------------------------------------------------

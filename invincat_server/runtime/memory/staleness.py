@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -147,8 +147,14 @@ def _project_files(root: Path, suffix: str) -> Iterator[Path]:
 class StalenessChecker:
     """Checks citations against the files under `root`, caching by file stat."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self, root: Path, allowed: Callable[[str], str | None] | None = None
+    ) -> None:
+        """`allowed(path)` says why a cited path may not be read (outside the project,
+        protected memory data), or None. A store comes from git too, so its citations are
+        untrusted: a path it refuses is never opened, and the entry is stale."""
         self.root = Path(root)
+        self._allowed = allowed
         self._root_str = str(self.root)
         self._verdicts: dict[tuple[str, int, int, str], tuple[StatKey, CitationCheck]] = {}
         # The fast path: per entry, its citations and their files' stat keys at the last
@@ -195,6 +201,9 @@ class StalenessChecker:
         return verdict
 
     def _compute(self, citation: Citation, key: StatKey) -> CitationCheck:
+        refused = self._allowed(citation.path) if self._allowed is not None else None
+        if refused is not None:
+            return CitationCheck(citation, "missing", None, refused)
         lines = read_lines(self.root / citation.path) if key is not None else None
         self.reads += 1
         if lines is None:
