@@ -35,11 +35,24 @@ async def _remember_deploy(
 ) -> tuple[Any, str]:
     (workspace / "scripts").mkdir()
     (workspace / "scripts" / "deploy.sh").write_text(DEPLOY)
-    fake_openai.add_steps([main("Noted."), memory(cited_create())])
+    read = {"name": "read_file", "arguments": {"path": "scripts/deploy.sh"}}
+    fake_openai.add_steps(
+        [
+            {"match": {"model": "fake-model"}, "tool_calls": [read]},
+            main("Noted."),
+            memory(cited_create()),
+        ]
+    )
     session = await make_session(**ON)
     thread, _ = await run_turn(session, "remember how we deploy", follow=True)
+    # The memory model saw the file it cites: path and numbered lines, as evidence.
+    [request] = memory_requests(fake_openai)
+    assert '"path": "scripts/deploy.sh"' in request["messages"][1]["content"]
+    assert "3\\t./build.sh --release" in request["messages"][1]["content"]
+    assert "citations" in request["messages"][0]["content"]
     [entry] = session.memory.list()
     assert entry.citations[0].path == "scripts/deploy.sh"
+    assert entry.citations[0].anchor == "./build.sh --release"
     return session, thread
 
 
