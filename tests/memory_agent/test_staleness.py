@@ -146,3 +146,20 @@ async def test_a_pulled_store_citing_a_file_outside_the_project_never_reads_it(
     assert "'../outside/notes.txt' is outside the project" in system
     asked = memory_requests(fake_openai)[-1]["messages"][1]["content"]
     assert STALE_HEADING in asked and "outside the project" in asked
+
+
+async def test_the_memory_agent_may_cite_only_files_its_run_was_shown(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory, workspace: Path
+) -> None:
+    (workspace / "Makefile").write_text("test:\n\tpytest -q\n")
+    unseen = cited_create() | {
+        "content": "Tests run with pytest -q via make test",
+        "citations": [{"path": "Makefile", "start_line": 1, "end_line": 2}],
+    }
+    fake_openai.add_steps([main("Noted."), memory(unseen)])
+    session = await make_session(**ON)
+    await run_turn(session, "remember: make test runs the tests", follow=True)
+    assert session.memory.list() == []
+    batch = next(r for r in session.memory.log("project") if r.actor == "memory_agent")
+    [dropped] = batch.dropped
+    assert "Makefile was not among the files this run saw" in dropped.reason

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -93,10 +93,26 @@ def read_lines(path: Path) -> list[str] | None:
 class CitationResolver:
     """Checks proposed citations against the project's files (used by governance)."""
 
-    def __init__(self, project_root: Path, is_protected: Callable[[Path], bool]) -> None:
+    def __init__(
+        self,
+        project_root: Path,
+        is_protected: Callable[[Path], bool],
+        seen: frozenset[str] | None = None,
+    ) -> None:
         self.root = Path(project_root)
         self._real_root = Path(os.path.realpath(self.root))
         self._is_protected = is_protected
+        self._seen = seen
+
+    def restricted_to(self, seen: Iterable[str]) -> CitationResolver:
+        """A resolver that also refuses files not in `seen` (paths as given or relative to
+        the project): the memory agent may cite only what its run was shown."""
+        known = set()
+        for raw in seen:
+            rel, _ = self.relative(raw)
+            if rel is not None:
+                known.add(rel)
+        return CitationResolver(self.root, self._is_protected, frozenset(known))
 
     def refusal(self, raw: str) -> str | None:
         """Why `raw` may not be cited (or read for a citation), or None."""
@@ -117,6 +133,11 @@ class CitationResolver:
         rel, why = self.relative(cite.path)
         if rel is None:
             return None, why
+        if self._seen is not None and rel not in self._seen:
+            return None, (
+                f"{rel} was not among the files this run saw (cite only files from the "
+                "project evidence or the stale entries shown)"
+            )
         lines = read_lines(self._real_root / rel)
         if lines is None:
             return None, f"cited file {rel} does not exist or is not a readable text file"

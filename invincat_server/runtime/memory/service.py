@@ -7,7 +7,7 @@ a revert, the cleanup - is a journaled batch through the same locked write path.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -285,14 +285,22 @@ class MemoryService:
         actor: str = "cli",
         thread_id: str | None = None,
         anchor: str | None = None,
+        cited_files: Iterable[str] | None = None,
     ) -> BatchReport:
-        """Govern and apply a proposed batch; BatchShapeError if it is not a batch at all."""
+        """Govern and apply a proposed batch; BatchShapeError if it is not a batch at all.
+
+        `cited_files`: when given, citations may name only these files (the memory agent
+        passes the files its run was shown).
+        """
         name = _check_scope(scope)
         raw_ops = coerce_operations(batch)
+        resolver = (
+            self.citations if cited_files is None else self.citations.restricted_to(cited_files)
+        )
         return self._transact(
             name,
             actor,
-            lambda state, ctx: govern(raw_ops, state, ctx, self.limits, self.citations),
+            lambda state, ctx: govern(raw_ops, state, ctx, self.limits, resolver),
             proposed=redact_deep(raw_ops),  # type: ignore[arg-type]
             thread_id=thread_id,
             anchor=anchor,

@@ -147,9 +147,7 @@ def _project_files(root: Path, suffix: str) -> Iterator[Path]:
 class StalenessChecker:
     """Checks citations against the files under `root`, caching by file stat."""
 
-    def __init__(
-        self, root: Path, allowed: Callable[[str], str | None] | None = None
-    ) -> None:
+    def __init__(self, root: Path, allowed: Callable[[str], str | None] | None = None) -> None:
         """`allowed(path)` says why a cited path may not be read (outside the project,
         protected memory data), or None. A store comes from git too, so its citations are
         untrusted: a path it refuses is never opened, and the entry is stale."""

@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from invincat_server.runtime.events import Event, MemoryChanged, MemoryIdle, MemoryUpdating
-from invincat_server.runtime.memory_agent.evidence import collect_evidence, stale_evidence
+from invincat_server.runtime.memory_agent.evidence import (
+    FILE_TOOLS,
+    collect_evidence,
+    stale_evidence,
+)
 from invincat_server.runtime.memory_agent.prompt import (
     SUBMIT_TOOL,
     SYSTEM_PROMPT,
@@ -195,11 +199,15 @@ class MemoryAgent:
         emit(MemoryUpdating())
         entries = [e.model_dump(mode="json") for e in await asyncio.to_thread(self.service.list)]
         evidence = [item.to_dict() for item in collect_evidence(results, self.redact)]
-        stale = stale_evidence(
-            await asyncio.to_thread(self.service.stale_entries),
-            self.service.project_root,
-            self.redact,
-        )
+        stale_pairs = await asyncio.to_thread(self.service.stale_entries)
+        stale = stale_evidence(stale_pairs, self.service.project_root, self.redact)
+        # What this run may cite: files the conversation's file tools touched, and the
+        # files of the stale entries it is asked about.
+        cited_files = {
+            str(args["path"])
+            for tool, args, _ in results
+            if tool in FILE_TOOLS and isinstance(args.get("path"), str)
+        } | {c.path for entry, _ in stale_pairs for c in entry.citations}
         explicit = any(
             is_explicit_request(m.text) for m in new if type(m).__name__ == "HumanMessage"
         )
@@ -241,6 +249,7 @@ class MemoryAgent:
                 actor="memory_agent",
                 thread_id=thread_id,
                 anchor=anchor,
+                cited_files=cited_files,
             )
             reports.append(report)
             if report.rejected:
