@@ -310,6 +310,12 @@ function M.open_citation(citation)
   if not root then
     return invincat.notify("the project store path is unknown; R refreshes", vim.log.levels.WARN)
   end
+  -- Only project-relative paths: the project store travels through git, so a citation
+  -- could name `../../.ssh/…` or an absolute path (the server marks those stale).
+  local p = citation.path
+  if p:match("^[/\\]") or p:match("^%a:") or ("/" .. p .. "/"):find("[/\\]%.%.[/\\]") then
+    return invincat.notify(citation.path .. " is outside the project; not opened", vim.log.levels.WARN)
+  end
   local path = root .. "/" .. citation.path
   if vim.fn.filereadable(path) == 0 then
     return invincat.notify(citation.path .. " no longer exists (the memory may be stale)", vim.log.levels.WARN)

@@ -23,6 +23,7 @@ import {
   citationDescription,
   citationLabel,
   citationNodes,
+  citationOpensInProject,
   citationRange,
   citationTarget,
   entryContext,
@@ -124,7 +125,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
         item.description = citationDescription(node);
         item.iconPath = new vscode.ThemeIcon("go-to-file");
         item.contextValue = "memoryCitation";
-        if (this.projectRoot) {
+        if (this.projectRoot && citationOpensInProject(target)) {
           const uri = vscode.Uri.joinPath(vscode.Uri.file(this.projectRoot), target.path);
           const range = citationRange(target);
           item.resourceUri = uri;

@@ -107,6 +107,15 @@ export function citationDescription(node: CitationNode): string {
   return check.state === "moved" ? "moved" : check.change ?? check.state;
 }
 
+/**
+ * Only project-relative paths are opened: the project store travels through git, so a
+ * citation could name `../../.ssh/…` or an absolute path (the server marks those stale).
+ */
+export function citationOpensInProject(citation: MemoryCitation): boolean {
+  const path = citation.path;
+  return !/^([\\/]|[A-Za-z]:)/.test(path) && !path.split(/[\\/]/).includes("..");
+}
+
 /** 0-based line range for the editor selection. */
 export function citationRange(citation: MemoryCitation): { start: number; end: number } {
   return { start: Math.max(0, citation.start_line - 1), end: Math.max(0, citation.end_line - 1) };

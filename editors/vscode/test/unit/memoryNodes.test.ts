@@ -7,6 +7,7 @@ import {
   citationDescription,
   citationLabel,
   citationNodes,
+  citationOpensInProject,
   citationRange,
   citationTarget,
   entryContext,
@@ -114,4 +115,13 @@ test("citations resolve against the project root the project store lives in", ()
   assert.equal(projectRootOf("C:\\work\\app\\.invincat\\memory_project.json"), "C:\\work\\app");
   assert.equal(projectRootOf(undefined), undefined);
   assert.equal(projectRootOf("/elsewhere/memory.json"), undefined);
+});
+
+test("a citation leaving the project is not opened", () => {
+  const at = (path: string) => ({ path, start_line: 1, end_line: 1 });
+  assert.equal(citationOpensInProject(at("scripts/deploy.sh")), true);
+  assert.equal(citationOpensInProject(at("../outside/notes.txt")), false);
+  assert.equal(citationOpensInProject(at("src/../../x")), false);
+  assert.equal(citationOpensInProject(at("/etc/passwd")), false);
+  assert.equal(citationOpensInProject(at("C:\\Users\\me\\x")), false);
 });
