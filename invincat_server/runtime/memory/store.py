@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
 import re
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,6 +39,7 @@ from invincat_server.runtime.memory.models import (
     StoreDoc,
     id_seq,
 )
+from invincat_server.runtime.policy import file_lock
 
 _SEQ_IN_TEXT = re.compile(rb"mem_[up]_(\d{6,})")
 
@@ -313,27 +312,15 @@ class Store:
             # Every write of a store, journal or backup happens under this lock, so this is
             # where the directory gets its .gitignore (locks and backups stay out of git).
             ensure_data_dir(self.files.directory)
-            fd = os.open(self.files.lock, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = file_lock.acquire(self.files.lock, timeout=self.lock_timeout)
+        except file_lock.FileLockTimeout as exc:
+            raise LockTimeoutError(str(exc)) from None
         except OSError as exc:
             raise StoreUnavailableError(
                 f"Cannot open the memory lock {self.files.lock}: {exc.strerror}. "
                 f"Make {self.files.directory} writable."
             ) from exc
         try:
-            deadline = time.monotonic() + self.lock_timeout
-            delay = 0.0005
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise LockTimeoutError(
-                            f"Another process has held {self.files.lock} for over "
-                            f"{self.lock_timeout:g}s; retry, or stop the stuck invincat process."
-                        ) from None
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.01)
             yield
         finally:
             os.close(fd)
