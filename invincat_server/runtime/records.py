@@ -3,17 +3,35 @@
 LangGraph's checkpointer owns the conversation state in the same file; these two small
 tables add what it does not index: a thread list with titles, and approval requests with
 a first-decision-wins status that several front ends (or processes) may race on.
+
+This module also keeps the file small. LangGraph's SQLite saver writes a complete
+checkpoint (the whole message list: our state uses the `add_messages` reducer, whose
+checkpoints are self-contained, not a delta channel) after every step, so a thread's
+storage grows with the square of its length. Everything Invincat reads needs only the
+latest checkpoint of each (thread key, namespace) and the writes attached to it: history
+and `--resume` read the latest state, a pending approval is an interrupt write on the
+latest checkpoint, and the memory agent's cursor is a message position in its own table.
+So after each turn the older checkpoints of that thread are deleted and the freed pages
+returned to the file system (`auto_vacuum = INCREMENTAL`). Time travel to an older
+checkpoint is given up; nothing in Invincat offers it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
+
+log = logging.getLogger("invincat.records")
+
+# SQLite's `PRAGMA auto_vacuum` value for INCREMENTAL.
+_AUTO_VACUUM_INCREMENTAL = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS invincat_threads (
@@ -87,6 +105,7 @@ class Records:
     async def open(cls, path: Path) -> Records:
         conn = await aiosqlite.connect(path, timeout=30)
         await conn.execute("PRAGMA busy_timeout=30000")
+        await prepare_file(conn)
         await conn.executescript(_SCHEMA)
         await conn.commit()
         return cls(conn)
@@ -112,6 +131,15 @@ class Records:
             params = (workspace,)
         async with self._conn.execute(
             query + " ORDER BY updated_at DESC, rowid DESC", params
+        ) as cur:
+            return [ThreadInfo(*row) async for row in cur]
+
+    async def threads_older_than(self, cutoff: datetime) -> list[ThreadInfo]:
+        """Threads last used before `cutoff` (UTC), oldest first."""
+        stamp = cutoff.astimezone(UTC).isoformat(timespec="seconds")
+        async with self._conn.execute(
+            "SELECT * FROM invincat_threads WHERE updated_at <= ? ORDER BY updated_at, rowid",
+            (stamp,),
         ) as cur:
             return [ThreadInfo(*row) async for row in cur]
 
@@ -181,6 +209,109 @@ class Records:
             params = (thread_id,)
         async with self._conn.execute(query + " ORDER BY rowid", params) as cur:
             return [_record(row) async for row in cur]
+
+    # storage -------------------------------------------------------------------
+    async def prune_checkpoints(self, thread_id: str) -> int:
+        """Delete every checkpoint of the thread but the latest per key and namespace
+        (and the writes of the deleted ones); returns how many checkpoints went.
+
+        Safe while a turn of the thread runs: checkpoint ids grow with time, and only ids
+        below the newest one at the moment of the statement are deleted.
+        """
+        if not await self._has_checkpoint_tables():
+            return 0
+        where, params = _thread_keys(thread_id)
+        newer = (
+            "{table}.checkpoint_id < (SELECT MAX(c.checkpoint_id) FROM checkpoints c "
+            "WHERE c.thread_id = {table}.thread_id AND c.checkpoint_ns = {table}.checkpoint_ns)"
+        )
+        cur = await self._conn.execute(
+            f"DELETE FROM checkpoints WHERE ({where}) AND " + newer.format(table="checkpoints"),
+            params,
+        )
+        deleted = cur.rowcount
+        await self._conn.execute(
+            f"DELETE FROM writes WHERE ({where}) AND " + newer.format(table="writes"), params
+        )
+        await self._conn.commit()
+        return deleted
+
+    async def prune_all_checkpoints(self) -> None:
+        """`prune_checkpoints` for every thread in the file (upgrading an old file)."""
+        if not await self._has_checkpoint_tables():
+            return
+        async with self._conn.execute("SELECT DISTINCT thread_id FROM checkpoints") as cur:
+            keys = [row[0] async for row in cur]
+        for key in keys:
+            await self.prune_checkpoints(key)
+
+    async def delete_thread(self, thread_id: str) -> bool:
+        """Delete the thread, its checkpoints (main agent, planner, subagents), approvals
+        and memory cursor. False if there was no such thread."""
+        if await self.thread(thread_id) is None:
+            return False
+        if await self._has_checkpoint_tables():
+            where, params = _thread_keys(thread_id)
+            await self._conn.execute(f"DELETE FROM checkpoints WHERE {where}", params)
+            await self._conn.execute(f"DELETE FROM writes WHERE {where}", params)
+        for table in ("invincat_approvals", "invincat_memory_cursor", "invincat_threads"):
+            await self._conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+        await self._conn.commit()
+        return True
+
+    async def reclaim_space(self) -> None:
+        """Give pages freed by pruning back to the file system.
+
+        A file created before pruning existed has no incremental auto-vacuum; it is
+        converted once (prune every thread, then a full VACUUM). A VACUUM that cannot get
+        the database (another process is in a transaction) is retried after a later turn.
+        """
+        mode = await self._scalar("PRAGMA auto_vacuum")
+        try:
+            if mode == _AUTO_VACUUM_INCREMENTAL:
+                # executescript, not execute: Python's sqlite3 steps a PRAGMA that
+                # returns no rows only once, and each step frees just one page.
+                await self._conn.executescript("PRAGMA incremental_vacuum;")
+            else:
+                log.info("threads.sqlite: pruning old checkpoints and enabling auto-vacuum")
+                await self.prune_all_checkpoints()
+                await self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                await self._conn.execute("VACUUM")
+            # Copy the freed pages out of the WAL now, so the main file shrinks without
+            # waiting for SQLite's next automatic checkpoint; never blocks other readers.
+            await self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.OperationalError as exc:
+            log.info("threads.sqlite: could not reclaim space now (%s); will retry", exc)
+
+    async def _has_checkpoint_tables(self) -> bool:
+        count = await self._scalar(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' "
+            "AND name IN ('checkpoints', 'writes')"
+        )
+        return count == 2
+
+    async def _scalar(self, query: str) -> Any:
+        async with self._conn.execute(query) as cur:
+            row = await cur.fetchone()
+        return row[0] if row else None
+
+
+async def prepare_file(conn: aiosqlite.Connection) -> None:
+    """Create a new threads file with incremental auto-vacuum, so pages freed by pruning
+    can be returned (the mode only takes effect before the first table exists; older
+    files are converted by `Records.reclaim_space`)."""
+    await conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+
+
+def _thread_keys(thread_id: str) -> tuple[str, tuple[Any, ...]]:
+    """WHERE clause for the checkpoint keys of a thread: the main agent's (the thread id)
+    and the planner's (`<thread id>/planner`). Not LIKE: ids contain `_`, a wildcard."""
+    prefix = thread_id + "/"
+    return "thread_id = ? OR substr(thread_id, 1, ?) = ?", (
+        thread_id,
+        len(prefix),
+        prefix,
+    )
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from invincat_server.runtime.events import Error as ErrorEvent
 from invincat_server.runtime.extensions import ExtensionContext, load_extensions
 from invincat_server.runtime.policy.settings_watch import SettingsWatch
 from invincat_server.runtime.policy.workspace import Workspace
-from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
+from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo, prepare_file
 from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource
 from invincat_server.runtime.turn import Turn, TurnStatus
 
@@ -130,6 +130,7 @@ class Session:
         model = self._model or build_chat_model(self.settings)
         ensure_data_dir(self.settings.home)  # threads.sqlite: keep it out of a dotfiles repo
         self._conn = await aiosqlite.connect(self.settings.threads_db, timeout=30)
+        await prepare_file(self._conn)  # before the saver creates the first table
         # WAL lets a second process (another editor window, the CLI) read and resolve
         # approvals while this one holds the database open.
         await self._conn.execute("PRAGMA journal_mode=WAL")
@@ -582,6 +583,18 @@ class Session:
         """Called right after `turn_end` was emitted."""
         if turn.status == "completed" and self._graph is not None:
             turn.add_followup(asyncio.create_task(self._after_turn(turn)))
+        if self._records is not None:
+            turn.add_followup(asyncio.create_task(self._compact_thread(turn.thread_id)))
+
+    async def _compact_thread(self, thread_id: str) -> None:
+        """Keep threads.sqlite small: drop the checkpoints this turn superseded (see
+        runtime/records.py for why only the latest is needed) and free their pages."""
+        records = self._require_records()
+        try:
+            await records.prune_checkpoints(thread_id)
+            await records.reclaim_space()
+        except Exception:  # storage housekeeping must never fail a turn
+            log.exception("pruning checkpoints of %s failed", thread_id)
 
     def _turn_finished(self, turn: Turn) -> None:
         if self._busy_threads.get(turn.thread_id) is turn:
