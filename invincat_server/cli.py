@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     threads_sub = threads.add_subparsers(dest="threads_command", required=True)
     threads_list = threads_sub.add_parser("list", help="list saved threads, newest first")
     threads_list.add_argument("--json", action="store_true", help="machine-readable output")
+    from invincat_server.terminal.threads_cli import add_threads_subcommands
+
+    add_threads_subcommands(threads_sub)
 
     from invincat_server.terminal.memory_cli import add_memory_parser
 
@@ -196,6 +199,10 @@ def _run(argv: list[str] | None) -> int:
         from invincat_server.terminal.memory_cli import run_memory_command
 
         return run_memory_command(settings, args)
+    if args.command == "threads" and args.threads_command != "list":
+        from invincat_server.terminal.threads_cli import run_threads_command
+
+        return run_threads_command(settings, args)
     if args.command == "threads":
         from invincat_server.terminal.app import list_threads
 

@@ -24,6 +24,8 @@ RESOLVE_APPROVAL = "invincat/resolveApproval"
 PENDING_APPROVALS = "invincat/pendingApprovals"
 THREADS_LIST = "invincat/threads/list"
 THREADS_HISTORY = "invincat/threads/history"
+THREADS_DELETE = "invincat/threads/delete"
+THREADS_PRUNE = "invincat/threads/prune"
 MEMORY_LIST = "invincat/memory/list"
 MEMORY_SHOW = "invincat/memory/show"
 MEMORY_APPLY = "invincat/memory/apply"
@@ -42,6 +44,8 @@ REQUESTS = frozenset(
         PENDING_APPROVALS,
         THREADS_LIST,
         THREADS_HISTORY,
+        THREADS_DELETE,
+        THREADS_PRUNE,
         MEMORY_LIST,
         MEMORY_SHOW,
         MEMORY_APPLY,
@@ -182,6 +186,25 @@ class ThreadsHistoryParams:
 
 
 @attrs.frozen
+class ThreadsDeleteParams:
+    """`invincat/threads/delete`: delete one saved thread (the editor asks the user first)."""
+
+    thread_id: str = attrs.field(metadata=_json("threadId", (str,)))
+    discard_pending: bool = attrs.field(default=False, metadata=_json("discardPending", (bool,)))
+    """Also delete it when approvals still wait for a decision (after asking the user)."""
+
+
+@attrs.frozen
+class ThreadsPruneParams:
+    """`invincat/threads/prune`: delete threads not used for `olderThanDays` days."""
+
+    older_than_days: int | float = attrs.field(metadata=_json("olderThanDays", (int, float)))
+    discard_pending: bool = attrs.field(default=False, metadata=_json("discardPending", (bool,)))
+    dry_run: bool = attrs.field(default=False, metadata=_json("dryRun", (bool,)))
+    """Only report what would be deleted (to show the user before asking)."""
+
+
+@attrs.frozen
 class MemoryListParams:
     """`invincat/memory/list`."""
 
@@ -279,7 +302,13 @@ def _json_kind(value: Any) -> str:
     return "object"
 
 
-_KIND_NAMES = {str: "a string", bool: "true or false", int: "a number", dict: "an object"}
+_KIND_NAMES = {
+    str: "a string",
+    bool: "true or false",
+    int: "a number",
+    float: "a number",
+    dict: "an object",
+}
 
 
 def parse_params(cls: type[P], raw: Any, method: str) -> P:
@@ -305,7 +334,7 @@ def parse_params(cls: type[P], raw: Any, method: str) -> P:
             continue
         # bool is an int in Python, but `"wait": 1` or `"threadId": true` is a client bug.
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            wanted = " or ".join(_KIND_NAMES.get(kind, "an array") for kind in kinds)
+            wanted = " or ".join(dict.fromkeys(_KIND_NAMES.get(k, "an array") for k in kinds))
             problems.append(f"`{key}` must be {wanted}, got {_json_kind(value)}")
             continue
         if choices is not None and value not in choices:
@@ -363,6 +392,23 @@ class ThreadsListResult(TypedDict):
 class ThreadsHistoryResult(TypedDict):
     threadId: str
     messages: list[dict[str, Any]]
+
+
+class ThreadsDeleteResult(TypedDict):
+    threadId: str
+    deleted: bool
+
+
+class KeptThread(TypedDict):
+    thread: ThreadInfo
+    reason: str
+
+
+class ThreadsPruneResult(TypedDict):
+    deleted: list[ThreadInfo]
+    """Deleted (with `dryRun`: would be deleted)."""
+    kept: list[KeptThread]
+    """Old enough but kept: a turn is running, or approvals wait (without `discardPending`)."""
 
 
 class MemoryListResult(TypedDict):

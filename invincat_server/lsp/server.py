@@ -330,8 +330,10 @@ def build_server() -> InvincatLanguageServer:
         OFFLOAD,
         PENDING_APPROVALS,
         RESOLVE_APPROVAL,
+        THREADS_DELETE,
         THREADS_HISTORY,
         THREADS_LIST,
+        THREADS_PRUNE,
     )
 
     ls = InvincatLanguageServer()
@@ -354,6 +356,8 @@ def build_server() -> InvincatLanguageServer:
         (PENDING_APPROVALS, approvals.invincat_pending_approvals, None),
         (THREADS_LIST, threads.invincat_threads_list, None),
         (THREADS_HISTORY, threads.invincat_threads_history, None),
+        (THREADS_DELETE, threads.invincat_threads_delete, None),
+        (THREADS_PRUNE, threads.invincat_threads_prune, None),
         (OFFLOAD, context.invincat_offload, None),
         (MEMORY_LIST, memory.invincat_memory_list, None),
         (MEMORY_SHOW, memory.invincat_memory_show, None),

@@ -504,6 +504,56 @@ class Session:
         state = await self._graph.aget_state(self._config(thread_id))
         return messages_to_dicts(state.values.get("messages", []))
 
+    async def delete_thread(self, thread_id: str, *, discard_pending: bool = False) -> None:
+        """Delete a saved thread and everything stored for it. A running thread is refused;
+        so is one with approvals waiting for a decision, unless `discard_pending`."""
+        records = self._require_records()
+        if await records.thread(thread_id) is None:
+            raise UnknownThreadError(
+                f"Unknown thread {thread_id!r}; list threads with `invincat threads list`."
+            )
+        self._ensure_idle(thread_id)
+        await self._sync_interrupts(thread_id)
+        waiting = await records.pending(thread_id)
+        if waiting and not discard_pending:
+            raise SessionError(
+                f"Thread {thread_id} has {len(waiting)} approval(s) waiting for a decision; "
+                "deleting it discards them. Ask the user, then repeat with discardPending."
+            )
+        await records.delete_thread(thread_id)
+        await records.reclaim_space()
+
+    async def prune_threads(
+        self, older_than_days: float, *, discard_pending: bool = False, dry_run: bool = False
+    ) -> tuple[list[ThreadInfo], list[tuple[ThreadInfo, str]]]:
+        """Delete threads last used more than `older_than_days` days ago. Returns (deleted,
+        kept with why): running threads, and threads with pending approvals unless
+        `discard_pending`, are kept. `dry_run` only reports what would go."""
+        from datetime import UTC, datetime, timedelta
+
+        if not 0 <= older_than_days <= 100_000:  # also refuses NaN and infinity
+            raise SessionError("olderThanDays must be a number of days from 0 to 100000.")
+        records = self._require_records()
+        cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
+        deleted: list[ThreadInfo] = []
+        kept: list[tuple[ThreadInfo, str]] = []
+        for info in await records.threads_older_than(cutoff):
+            running = self._busy_threads.get(info.thread_id)
+            if running is not None and not running.done:
+                kept.append((info, "a turn is running"))
+                continue
+            await self._sync_interrupts(info.thread_id)
+            waiting = await records.pending(info.thread_id)
+            if waiting and not discard_pending:
+                kept.append((info, f"{len(waiting)} approval(s) waiting for a decision"))
+                continue
+            if not dry_run:
+                await records.delete_thread(info.thread_id)
+            deleted.append(info)
+        if deleted and not dry_run:
+            await records.reclaim_space()
+        return deleted, kept
+
     async def pending_approvals(self, thread_id: str | None = None) -> list[ApprovalRequested]:
         """Approvals waiting for a decision, including those that survived a restart."""
         records = self._require_records()

@@ -1,0 +1,163 @@
+"""`invincat threads delete ID` and `invincat threads prune --older-than DAYS`.
+
+Works on threads.sqlite directly (no agent stack, no model): deleting is bookkeeping.
+Both ask before deleting (`--yes` skips the question, for scripts). A thread with
+approvals waiting for a decision is never deleted silently: the user is told and asked
+separately, and with `--yes` it is kept unless `--discard-pending` is given too.
+A turn running in another process right now is not visible from here; the editor's
+`invincat/threads/delete` (which runs inside the server that owns the turns) refuses those.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import UTC, datetime, timedelta
+
+from invincat_server.runtime.config import Settings
+from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def add_threads_subcommands(threads_sub: argparse._SubParsersAction) -> None:
+    delete = threads_sub.add_parser("delete", help="delete one saved thread (asks first)")
+    delete.add_argument("thread_id", metavar="ID", help="the thread's id (see `threads list`)")
+    prune = threads_sub.add_parser(
+        "prune", help="delete threads not used for DAYS days (asks first)"
+    )
+    prune.add_argument(
+        "--older-than", type=_days, required=True, metavar="DAYS", help="age in days (0 or more)"
+    )
+    for parser in (delete, prune):
+        parser.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
+        parser.add_argument(
+            "--discard-pending",
+            action="store_true",
+            help="with --yes: also delete threads whose approvals still wait for a decision",
+        )
+
+
+def _days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
+    if not 0 <= value <= 100_000:  # also refuses NaN and infinity
+        raise argparse.ArgumentTypeError(f"{text!r}: the number of days must be 0 to 100000")
+    return value
+
+
+def run_threads_command(settings: Settings, args: argparse.Namespace) -> int:
+    return asyncio.run(_run(settings, args))
+
+
+async def _run(settings: Settings, args: argparse.Namespace) -> int:
+    if not settings.threads_db.exists():
+        if args.threads_command == "delete":
+            return _unknown(args.thread_id)
+        print("No saved threads.")
+        return EXIT_OK
+    records = await Records.open(settings.threads_db)
+    try:
+        if args.threads_command == "delete":
+            return await _delete(records, args)
+        return await _prune(records, args)
+    finally:
+        await records.close()
+
+
+async def _delete(records: Records, args: argparse.Namespace) -> int:
+    info = await records.thread(args.thread_id)
+    if info is None:
+        return _unknown(args.thread_id)
+    waiting = await records.pending(info.thread_id)
+    print(f"Thread {_describe(info)}")
+    if waiting:
+        print(_waiting_note(waiting))
+        if args.yes and not args.discard_pending:
+            print(
+                f"invincat: kept {info.thread_id}: its approvals still wait for a decision; "
+                "resolve them (`invincat chat --thread ID`) or add --discard-pending.",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        question = "Delete it and discard the waiting approvals? This cannot be undone."
+    else:
+        question = "Delete it? This cannot be undone."
+    if not (args.yes or _confirm(question)):
+        print("Nothing deleted.")
+        return EXIT_OK
+    await records.delete_thread(info.thread_id)
+    await records.reclaim_space()
+    print(f"Deleted {info.thread_id}.")
+    return EXIT_OK
+
+
+async def _prune(records: Records, args: argparse.Namespace) -> int:
+    cutoff = datetime.now(UTC) - timedelta(days=args.older_than)
+    old = await records.threads_older_than(cutoff)
+    if not old:
+        print(f"No threads older than {args.older_than:g} days.")
+        return EXIT_OK
+    plain: list[ThreadInfo] = []
+    waiting: list[tuple[ThreadInfo, list[ApprovalRecord]]] = []
+    for info in old:
+        pending = await records.pending(info.thread_id)
+        if pending:
+            waiting.append((info, pending))
+        else:
+            plain.append(info)
+    chosen: list[ThreadInfo] = []
+    if plain:
+        print(f"{len(plain)} thread(s) last used more than {args.older_than:g} days ago:")
+        for info in plain:
+            print(f"  {_describe(info)}")
+        if args.yes or _confirm(f"Delete these {len(plain)} thread(s)? This cannot be undone."):
+            chosen += plain
+    for info, pending in waiting:
+        print(f"Thread {_describe(info)}")
+        print(_waiting_note(pending))
+        if args.yes:
+            if args.discard_pending:
+                chosen.append(info)
+            else:
+                print("  kept (add --discard-pending to delete it with --yes)")
+        elif _confirm("Delete it and discard the waiting approvals?"):
+            chosen.append(info)
+    for info in chosen:
+        await records.delete_thread(info.thread_id)
+    if chosen:
+        await records.reclaim_space()
+    print(f"Deleted {len(chosen)} thread(s); kept {len(old) - len(chosen)}.")
+    return EXIT_OK
+
+
+def _describe(info: ThreadInfo) -> str:
+    return f"{info.thread_id}  {info.updated_at}  {info.title}"
+
+
+def _waiting_note(waiting: list[ApprovalRecord]) -> str:
+    tools = ", ".join(sorted({str(r.request.get("tool_name") or "a plan") for r in waiting}))
+    return (
+        f"  ! {len(waiting)} approval(s) still wait for a decision ({tools}); "
+        "deleting the thread discards them."
+    )
+
+
+def _confirm(question: str) -> bool:
+    """Ask on stdin; anything but y/yes (including end of input) is a no."""
+    print(f"{question} [y/N] ", end="", flush=True)
+    answer = sys.stdin.readline()
+    if not answer:
+        print()
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _unknown(thread_id: str) -> int:
+    print(
+        f"invincat: unknown thread {thread_id!r}; list threads with `invincat threads list`.",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
