@@ -1,13 +1,17 @@
 """glob and grep over the workspace.
 
-Both walk the tree themselves (rather than Path.glob / Path.rglob) so they can prune
-bulky directories like node_modules before descending into them, never follow symlinks
-out of the workspace, and stop early when the caller is cancelled.
+Both run ripgrep (runtime/tools/ripgrep.py) when its binary is there: fast on large trees
+and it respects `.gitignore`. Without it they walk the tree themselves (rather than
+Path.glob / Path.rglob) so they can prune bulky directories like node_modules before
+descending into them. Either way they never follow symlinks out of the workspace, never
+show protected files (each result goes through the workspace's deny hook), cap their
+output, skip binary files, and stop when the caller is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import threading
@@ -19,7 +23,8 @@ from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, Field
 
 from invincat_server.runtime.policy.workspace import Workspace
-from invincat_server.runtime.tools.documents import DocumentSource, is_binary
+from invincat_server.runtime.tools import ripgrep
+from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource, is_binary
 from invincat_server.runtime.tools.files import make_tool, split_lines, tool_errors
 
 __all__ = ["SKIP_DIRS", "GlobMatcher", "build_search_tools"]
@@ -33,6 +38,8 @@ GREP_MAX_FILE_BYTES = 2 * 1024 * 1024
 GREP_MAX_LINE_CHARS = 500
 
 T = TypeVar("T")
+
+log = logging.getLogger("invincat.tools.search")
 
 
 # --------------------------------------------------------------------------- glob patterns
@@ -186,7 +193,6 @@ def _inside(workspace: Workspace, path: Path) -> bool:
 
 
 def _glob(workspace: Workspace, base: Path, matcher: GlobMatcher, stop: threading.Event) -> str:
-    base_display = workspace.relative(base)
     matches: list[str] = []
     for rel, path, is_dir in _walk(base, matcher.max_depth):
         if stop.is_set():
@@ -194,17 +200,7 @@ def _glob(workspace: Workspace, base: Path, matcher: GlobMatcher, stop: threadin
         if matcher.match(rel) and _inside(workspace, path):
             display = workspace.relative(path)
             matches.append(display + "/" if is_dir else display)
-    if not matches:
-        return f"No files match {matcher.pattern!r} under {base_display}."
-    matches.sort()
-    if len(matches) > GLOB_MAX_RESULTS:
-        shown = matches[:GLOB_MAX_RESULTS]
-        shown.append(
-            f"... showing the first {GLOB_MAX_RESULTS} of {len(matches)} matches; "
-            "use a narrower pattern or path."
-        )
-        return "\n".join(shown)
-    return "\n".join(matches)
+    return _format_glob(workspace, base, matcher, matches)
 
 
 def _grep_candidates(
@@ -222,8 +218,8 @@ def _grep_candidates(
                 continue
         if _inside(workspace, path):
             files.append(path)
-    # Same order as glob's output (plain path string order), independent of walk order.
-    files.sort(key=str)
+    # Path order (directory by directory, names sorted), as `rg --sort path` gives it.
+    files.sort(key=lambda p: p.parts)
     return files
 
 
@@ -295,6 +291,168 @@ class GrepArgs(BaseModel):
     )
 
 
+def _glob_entries(base: str, files: list[str]) -> list[tuple[str, bool]]:
+    """(path relative to `base`, is_dir) for ripgrep's file list and the directories holding
+    those files (ripgrep lists no directories; empty or wholly ignored ones are left out)."""
+    cut = len(base.rstrip("/")) + 1
+    entries: dict[str, bool] = {}
+    for path in files:
+        rel = path[cut:]
+        entries[rel] = False
+        parent = rel.rpartition("/")[0]
+        while parent and parent not in entries:
+            entries[parent] = True
+            parent = parent.rpartition("/")[0]
+    return list(entries.items())
+
+
+def _glob_with_rg(workspace: Workspace, base: Path, matcher: GlobMatcher, files: list[str]) -> str:
+    shown_base = workspace.relative(base)
+    prefix = "" if shown_base == "." else shown_base + "/"
+    matches: list[str] = []
+    for rel, is_dir in _glob_entries(str(base), files):
+        if matcher.max_depth is not None and rel.count("/") >= matcher.max_depth:
+            continue
+        if not matcher.match(rel):
+            continue
+        path = base / rel
+        # ripgrep lists no symlinks and enters no symlinked directory (no --follow); the
+        # check stays, cheap for real paths, in case a path changed since it was listed.
+        if not is_dir and workspace.denied(path):
+            continue
+        if os.path.islink(path) and not workspace.contains(Path(os.path.realpath(path))):
+            continue
+        matches.append(prefix + rel + ("/" if is_dir else ""))
+    return _format_glob(workspace, base, matcher, matches)
+
+
+def _format_glob(workspace: Workspace, base: Path, matcher: GlobMatcher, matches: list[str]) -> str:
+    if not matches:
+        return f"No files match {matcher.pattern!r} under {workspace.relative(base)}."
+    matches.sort()
+    if len(matches) > GLOB_MAX_RESULTS:
+        shown = matches[:GLOB_MAX_RESULTS]
+        shown.append(
+            f"... showing the first {GLOB_MAX_RESULTS} of {len(matches)} matches; "
+            "use a narrower pattern or path."
+        )
+        return "\n".join(shown)
+    return "\n".join(matches)
+
+
+class _RgGrep:
+    """grep over a directory with ripgrep; open editor buffers are searched in Python."""
+
+    def __init__(
+        self,
+        rg: str,
+        workspace: Workspace,
+        documents: DocumentSource,
+        base: Path,
+        regex: re.Pattern[str],
+        name_filter: GlobMatcher | None,
+    ) -> None:
+        self.rg = rg
+        self.workspace = workspace
+        self.documents = documents
+        self.base = base
+        self.regex = regex
+        self.name_filter = name_filter
+        # A glob with '/' is matched against the path below `base`, which ripgrep's
+        # name-only type filter cannot express: those are filtered here only.
+        self.rg_glob = name_filter.pattern if name_filter and not name_filter.has_slash else None
+        self._binary: dict[Path, bool] = {}
+        self._verdicts: dict[Path, bool] = {}
+
+    def _wanted(self, path: Path) -> bool:
+        verdict = self._verdicts.get(path)
+        if verdict is None:
+            verdict = self._name_ok(path) and _inside(self.workspace, path)
+            self._verdicts[path] = verdict
+        return verdict
+
+    def _name_ok(self, path: Path) -> bool:
+        if self.name_filter is None:
+            return True
+        rel = path.relative_to(self.base).as_posix()
+        return self.name_filter.match(rel if self.name_filter.has_slash else path.name)
+
+    def _is_binary(self, path: Path) -> bool:
+        # ripgrep drops a file when a NUL shows up, but lines before it may already have
+        # been printed; the Python walk skips such a file whole, and so do we.
+        known = self._binary.get(path)
+        if known is None:
+            try:
+                known = is_binary(path.read_bytes())
+            except OSError:
+                known = True
+            self._binary[path] = known
+        return known
+
+    async def run(self) -> tuple[list[str], bool]:
+        overlays: dict[Path, str] = {}
+        if not isinstance(self.documents, DiskOnly):
+            files = await ripgrep.list_files(
+                self.rg, self.base, skip_dirs=SKIP_DIRS, name_glob=self.rg_glob
+            )
+            overlays = {
+                p: text
+                for p in map(Path, files)
+                if self._wanted(p) and (text := self.documents.read_text(p)) is not None
+            }
+        found, capped = await ripgrep.search(
+            self.rg,
+            self.base,
+            self.regex.pattern,
+            skip_dirs=SKIP_DIRS,
+            max_file_bytes=GREP_MAX_FILE_BYTES,
+            name_glob=self.rg_glob,
+            accept=lambda m: (
+                m.path not in overlays and self._wanted(m.path) and not self._is_binary(m.path)
+            ),
+            limit=GREP_MAX_MATCHES,
+        )
+        hits = [(m.path.parts, m.line_number, m.path, m.text) for m in found]
+        for path, text in overlays.items():
+            for number, line in enumerate(split_lines(text), start=1):
+                if self.regex.search(line):
+                    hits.append((path.parts, number, path, line))
+        hits.sort(key=lambda hit: (hit[0], hit[1]))
+        capped = capped or len(hits) > GREP_MAX_MATCHES
+        results = []
+        for _, number, path, line in hits[:GREP_MAX_MATCHES]:
+            if len(line) > GREP_MAX_LINE_CHARS:
+                line = line[:GREP_MAX_LINE_CHARS] + "... [line truncated]"
+            results.append(f"{self.workspace.relative(path)}:{number}: {line}")
+        return results, capped
+
+
+_AUTO = "auto"
+
+
+async def _python_grep(
+    workspace: Workspace,
+    documents: DocumentSource,
+    base: Path,
+    display: str,
+    regex: re.Pattern[str],
+    name_filter: GlobMatcher | None,
+) -> tuple[list[str], bool]:
+    """grep by walking the tree in Python (no rg, or a single file)."""
+    single_file = not base.is_dir()
+    if single_file:
+        files = [base]
+    else:
+        files = await _run_in_thread(_grep_candidates, workspace, base, name_filter)
+    # Open editor buffers win over disk, as in read_file, so line numbers match
+    # what the user sees. read_text is called here on the event loop, where the
+    # editor integration lives, not from the worker thread.
+    overlays = {p: text for p in files if (text := documents.read_text(p)) is not None}
+    if single_file and base not in overlays:
+        await asyncio.to_thread(_check_single_file, base, display)
+    return await _run_in_thread(_grep, workspace, regex, files, overlays)
+
+
 async def _run_in_thread(func: Callable[..., T], *args: Any) -> T:
     """Run blocking search work off the event loop; on cancellation tell it to stop."""
     stop = threading.Event()
@@ -305,8 +463,12 @@ async def _run_in_thread(func: Callable[..., T], *args: Any) -> T:
         raise
 
 
-def build_search_tools(workspace: Workspace, documents: DocumentSource) -> list[BaseTool]:
-    """glob and grep bound to one workspace and buffer source."""
+def build_search_tools(
+    workspace: Workspace, documents: DocumentSource, *, rg: str | None = _AUTO
+) -> list[BaseTool]:
+    """glob and grep bound to one workspace and buffer source. `rg`: the ripgrep binary
+    to use; found automatically by default, None for the Python walk (tests)."""
+    rg_path = ripgrep.find_rg() if rg == _AUTO else rg
 
     async def glob_tool(pattern: str, path: str = ".") -> str:
         with tool_errors():
@@ -320,6 +482,12 @@ def build_search_tools(workspace: Workspace, documents: DocumentSource) -> list[
             if not base.is_dir():
                 what = "is a file, not a directory" if base.exists() else "does not exist"
                 raise ToolException(f"{workspace.relative(base)} {what}; glob needs a directory.")
+            if rg_path is not None:
+                try:
+                    files = await ripgrep.list_files(rg_path, base, skip_dirs=SKIP_DIRS)
+                    return await asyncio.to_thread(_glob_with_rg, workspace, base, matcher, files)
+                except ripgrep.RipgrepFailed as exc:
+                    log.info("rg failed (%s); glob falls back to the Python walk", exc)
             return await _run_in_thread(_glob, workspace, base, matcher)
 
     async def grep(pattern: str, path: str = ".", glob: str | None = None) -> str:
@@ -336,18 +504,18 @@ def build_search_tools(workspace: Workspace, documents: DocumentSource) -> list[
             display = workspace.relative(base)
             if not base.exists():
                 raise ToolException(f"Path not found: {display}.")
-            single_file = not base.is_dir()
-            if single_file:
-                files = [base]
-            else:
-                files = await _run_in_thread(_grep_candidates, workspace, base, name_filter)
-            # Open editor buffers win over disk, as in read_file, so line numbers match
-            # what the user sees. read_text is called here on the event loop, where the
-            # editor integration lives, not from the worker thread.
-            overlays = {p: text for p in files if (text := documents.read_text(p)) is not None}
-            if single_file and base not in overlays:
-                await asyncio.to_thread(_check_single_file, base, display)
-            results, capped = await _run_in_thread(_grep, workspace, regex, files, overlays)
+            results: list[str] | None = None
+            capped = False
+            if rg_path is not None and base.is_dir():
+                searcher = _RgGrep(rg_path, workspace, documents, base, regex, name_filter)
+                try:
+                    results, capped = await searcher.run()
+                except ripgrep.RipgrepFailed as exc:
+                    log.info("rg failed (%s); grep falls back to the Python walk", exc)
+            if results is None:
+                results, capped = await _python_grep(
+                    workspace, documents, base, display, regex, name_filter
+                )
             if not results:
                 scope = f" in files matching {glob!r}" if glob else ""
                 return f"No matches for {pattern!r} in {display}{scope}."
@@ -363,7 +531,8 @@ def build_search_tools(workspace: Workspace, documents: DocumentSource) -> list[
             "glob",
             "Find files and directories by name pattern (pathlib-style glob, `**` = any "
             "depth). Returns workspace-relative paths, sorted, directories ending in `/`; "
-            "at most 500. Skips .git, node_modules, .venv and __pycache__.",
+            "at most 500. Skips .git, node_modules, .venv, __pycache__ and files .gitignore "
+            "excludes.",
             GlobArgs,
             glob_tool,
         ),
@@ -371,8 +540,8 @@ def build_search_tools(workspace: Workspace, documents: DocumentSource) -> list[
             "grep",
             "Search file contents with a Python regular expression, line by line. Output "
             "lines are `path:line: text`, at most 200. Searches a file or a directory tree "
-            "(skipping .git, node_modules, .venv, __pycache__, binary files and files over "
-            "2 MB); `glob` filters file names, e.g. '*.py'.",
+            "(skipping .git, node_modules, .venv, __pycache__, files .gitignore excludes, "
+            "binary files and files over 2 MB); `glob` filters file names, e.g. '*.py'.",
             GrepArgs,
             grep,
         ),
