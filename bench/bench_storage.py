@@ -38,7 +38,8 @@ def size(path: Path) -> int:
 
 
 async def run(server: FakeOpenAIServer, prune: bool) -> tuple[int, int, int]:
-    """(threads.sqlite bytes, -wal bytes, transcript bytes)."""
+    """(threads.sqlite bytes, -wal bytes, transcript bytes), sizes taken after the last
+    turn with the session still open."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
         (root / ".git").mkdir(parents=True)
@@ -76,8 +77,10 @@ async def run(server: FakeOpenAIServer, prune: bool) -> tuple[int, int, int]:
                     await task
             assert thread is not None
             transcript = len(json.dumps(await session.history(thread)).encode())
-        db = settings.threads_db
-        return size(db), size(db.with_name(db.name + "-wal")), transcript
+            db = settings.threads_db
+            # While the session is open (closing it folds the WAL into the main file).
+            sizes = size(db), size(db.with_name(db.name + "-wal"))
+        return *sizes, transcript
 
 
 async def main() -> None:

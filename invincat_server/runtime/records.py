@@ -18,6 +18,7 @@ checkpoint is given up; nothing in Invincat offers it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sqlite3
@@ -32,6 +33,7 @@ log = logging.getLogger("invincat.records")
 
 # SQLite's `PRAGMA auto_vacuum` value for INCREMENTAL.
 _AUTO_VACUUM_INCREMENTAL = 2
+_WAL_LIMIT_BYTES = 4 * 1024 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS invincat_threads (
@@ -98,8 +100,9 @@ class ApprovalRecord:
 class Records:
     """Async access to the thread and approval tables."""
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    def __init__(self, conn: aiosqlite.Connection, path: Path | None = None) -> None:
         self._conn = conn
+        self._path = path
 
     @classmethod
     async def open(cls, path: Path) -> Records:
@@ -108,7 +111,7 @@ class Records:
         await prepare_file(conn)
         await conn.executescript(_SCHEMA)
         await conn.commit()
-        return cls(conn)
+        return cls(conn, path)
 
     async def close(self) -> None:
         await self._conn.close()
@@ -277,9 +280,13 @@ class Records:
                 await self.prune_all_checkpoints()
                 await self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
                 await self._conn.execute("VACUUM")
-            # Copy the freed pages out of the WAL now, so the main file shrinks without
-            # waiting for SQLite's next automatic checkpoint; never blocks other readers.
-            await self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            # Copy the WAL into the file now and empty it, so neither keeps the turn's
+            # superseded checkpoints. Without waiting: if another connection is busy,
+            # SQLite's next automatic checkpoint does it.
+            # (Its own connection: a zero busy timeout here must not make this
+            # connection's other users fail while it runs.)
+            if self._path is not None:
+                await asyncio.to_thread(_truncate_wal, self._path)
         except sqlite3.OperationalError as exc:
             log.info("threads.sqlite: could not reclaim space now (%s); will retry", exc)
 
@@ -299,8 +306,20 @@ class Records:
 async def prepare_file(conn: aiosqlite.Connection) -> None:
     """Create a new threads file with incremental auto-vacuum, so pages freed by pruning
     can be returned (the mode only takes effect before the first table exists; older
-    files are converted by `Records.reclaim_space`)."""
+    files are converted by `Records.reclaim_space`). Per connection: once the WAL has been
+    copied into the file, cut it back to 4 MB instead of keeping its largest size."""
     await conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    await conn.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
+
+
+def _truncate_wal(path: Path) -> None:
+    conn = sqlite3.connect(path, timeout=0)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlite3.OperationalError:
+        pass  # busy: SQLite's next automatic checkpoint copies it
+    finally:
+        conn.close()
 
 
 def _thread_keys(thread_id: str) -> tuple[str, tuple[Any, ...]]:
