@@ -640,11 +640,17 @@ class Session:
         """Keep threads.sqlite small: drop the checkpoints this turn superseded (see
         runtime/records.py for why only the latest is needed) and free their pages."""
         records = self._require_records()
-        try:
-            await records.prune_checkpoints(thread_id)
-            await records.reclaim_space()
-        except Exception:  # storage housekeeping must never fail a turn
-            log.exception("pruning checkpoints of %s failed", thread_id)
+
+        async def compact() -> None:
+            try:
+                await records.prune_checkpoints(thread_id)
+                await records.reclaim_space()
+            except Exception:  # storage housekeeping must never fail a turn
+                log.exception("pruning checkpoints of %s failed", thread_id)
+
+        # Shielded: Ctrl-C stops waiting for follow-up work, but a DELETE cut between its
+        # statement and its COMMIT would hold the database's write lock.
+        await asyncio.shield(asyncio.ensure_future(compact()))
 
     def _turn_finished(self, turn: Turn) -> None:
         if self._busy_threads.get(turn.thread_id) is turn:
