@@ -398,7 +398,8 @@ class _RgGrep:
             overlays = {
                 p: text
                 for p in map(Path, files)
-                if self._wanted(p) and (text := self.documents.read_text(p)) is not None
+                # The buffer lookup first: it is cheap, the protection check is not.
+                if (text := self.documents.read_text(p)) is not None and self._wanted(p)
             }
         found, capped = await ripgrep.search(
             self.rg,
