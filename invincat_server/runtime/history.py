@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from invincat_server.runtime.tool_outcome import tool_status
+
 
 def messages_to_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -28,7 +30,7 @@ def messages_to_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
                     "role": "tool",
                     "tool_call_id": message.tool_call_id,
                     "name": message.name,
-                    "status": message.status,
+                    "status": tool_status(message),  # as its live `tool_result` said
                     "content": text,
                 }
             )

@@ -22,6 +22,7 @@ from invincat_server.runtime.events import (
     TurnStart,
     parse_event,
 )
+from invincat_server.runtime.tool_outcome import tool_status
 
 if TYPE_CHECKING:
     from invincat_server.runtime.session import Session
@@ -136,86 +137,73 @@ class Turn:
         self, graph: Any, graph_input: Any, config: dict[str, Any]
     ) -> list[tuple[str, dict[str, Any]]]:
         """Run the graph until it ends ([]) or interrupts ([(interrupt id, value)])."""
-        from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+        from langchain_core.messages import AIMessageChunk
 
         interrupts: list[tuple[str, dict[str, Any]]] = []
         async for namespace, mode, chunk in graph.astream(
             graph_input, config, stream_mode=["messages", "updates", "custom"], subgraphs=True
         ):
-            if namespace:
-                # A subagent running inside a `task` tool call. Its interrupts also arrive
-                # at the top level (collected there, once); its tokens are not the answer.
-                self._on_nested(len(namespace), mode, chunk)
-                continue
+            # A non-empty namespace is a subagent running inside a `task` tool call: its
+            # events carry their nesting depth, its interrupts also arrive at the top level
+            # (collected there, once) and its tokens are not the answer.
+            depth = len(namespace)
             if mode == "custom":
                 # Middleware and tools report events (todos, compaction, ...) this way.
                 if isinstance(chunk, dict) and "type" in chunk:
                     self.emit(parse_event(chunk))
-                continue
-            if mode == "messages":
+            elif mode == "messages":
                 message, meta = chunk
-                if meta.get("langgraph_node") == "model" and isinstance(message, AIMessageChunk):
-                    text = message.text
-                    if text:
-                        self.emit(MessageDelta(text=text))
-                continue
-            for node, update in chunk.items():
-                if node == "__interrupt__":
-                    interrupts += [(item.id, dict(item.value)) for item in update]
-                    continue
-                if not isinstance(update, dict):
-                    continue
-                for message in update.get("messages") or []:
-                    if isinstance(message, AIMessage):
-                        self._on_ai_message(message, from_model=node == "model")
-                    elif isinstance(message, ToolMessage):
-                        self._on_tool_message(
-                            message, rejected=node.startswith("ApprovalMiddleware")
-                        )
+                if (
+                    depth == 0
+                    and meta.get("langgraph_node") == "model"
+                    and isinstance(message, AIMessageChunk)
+                    and message.text
+                ):
+                    self.emit(MessageDelta(text=message.text))
+            else:
+                interrupts += self._on_updates(chunk, depth)
         return interrupts
 
-    def _on_nested(self, depth: int, mode: str, chunk: Any) -> None:
-        """A subagent's tool calls and results, marked with their nesting depth."""
+    def _on_updates(self, chunk: dict[str, Any], depth: int) -> list[tuple[str, dict[str, Any]]]:
+        """The one place `tool_call` and `tool_result` events come from, whichever agent
+        (main, planner, subagent at `depth`) and whichever node (model, tools, a
+        middleware that answered a call itself) produced the messages."""
         from langchain_core.messages import AIMessage, ToolMessage
 
-        if mode == "custom" and isinstance(chunk, dict) and "type" in chunk:
-            self.emit(parse_event(chunk))
-        if mode != "updates":
-            return
+        interrupts: list[tuple[str, dict[str, Any]]] = []
         for node, update in chunk.items():
-            if node == "__interrupt__" or not isinstance(update, dict):
+            if node == "__interrupt__":
+                if depth == 0:
+                    interrupts += [(item.id, dict(item.value)) for item in update]
+                continue
+            if not isinstance(update, dict):
                 continue
             for message in update.get("messages") or []:
                 if isinstance(message, AIMessage):
-                    self._on_ai_message(message, from_model=False, depth=depth)
+                    self._emit_calls(message, depth)
+                    if depth == 0 and node == "model":
+                        self.emit(self.session._context_usage(self.thread_id, message))
                 elif isinstance(message, ToolMessage):
-                    self._on_tool_message(message, rejected=node != "tools", depth=depth)
+                    self._emit_result(message, depth)
+        return interrupts
 
-    def _on_ai_message(self, message: Any, *, from_model: bool, depth: int = 0) -> None:
+    def _emit_calls(self, message: Any, depth: int) -> None:
         for call in message.tool_calls:
             if call["id"] not in self._emitted_calls:
                 self._emitted_calls.add(call["id"])
                 self.emit(
                     ToolCall(id=call["id"], name=call["name"], args=call["args"], depth=depth)
                 )
-        if from_model:
-            self.emit(self.session._context_usage(self.thread_id, message))
 
-    def _on_tool_message(self, message: Any, *, rejected: bool, depth: int = 0) -> None:
-        from invincat_server.runtime.tools.files import is_refusal
-
-        # ToolMessages written by middleware (not the tools node) are refusals: a rejected
-        # approval or a tool the planner may not use; so is an edit the editor declined.
-        if rejected or is_refusal(message):
-            status = "rejected"
-        else:
-            status = "error" if message.status == "error" else "success"
+    def _emit_result(self, message: Any, depth: int) -> None:
+        # The status is what the message says: a call declined by a person or a guard
+        # was marked so by the code that declined it (runtime/tool_outcome.py).
         content = message.content if isinstance(message.content, str) else message.text
         self.emit(
             ToolResult(
                 id=message.tool_call_id,
                 name=message.name or "",
-                status=status,
+                status=tool_status(message),
                 content=content,
                 depth=depth,
             )

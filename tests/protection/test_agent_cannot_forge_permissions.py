@@ -166,7 +166,8 @@ async def test_user_mcp_config_trust_and_settings_are_out_of_reach(
     assert len(results) == len(attempts)
     for result in results:
         assert "SECRET-MODEL-NAME-42" not in result.content, (result.name, result.content)
-        refused = result.status == "error" or "line withheld" in result.content
+        # error: failed or undone; rejected: refused before it ran (the memory guard)
+        refused = result.status in ("error", "rejected") or "line withheld" in result.content
         assert refused or result.name == "grep", (result.name, result.content)
     assert any(isinstance(e, Error) and "Settings protection" in e.message for e in events)
     assert {p: p.read_bytes() for p in before} == before

@@ -84,7 +84,10 @@ async def test_every_attempt_is_refused_or_reverted(
         assert "Refused: Refused" not in result.content
     tamper_reports = [e for e in events if isinstance(e, Error)]
     assert tamper_reports, "the obfuscated write was not reported"
-    assert results[-1].status == "error"
+    assert results[-1].status == "error"  # it ran (and was undone): a failure
+    # Commands the guard refused did not run: declined, not failed.
+    guarded = [r for r in results if r.name == "execute" and r.content.startswith("Refused")]
+    assert guarded and all(r.status == "rejected" for r in guarded)
     assert store.read_bytes() == original
     [entry] = session.memory.list()
     assert MARKER in entry.content

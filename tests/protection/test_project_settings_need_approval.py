@@ -64,5 +64,6 @@ def test_settings_writes_ask_under_an_always_rule_and_name_the_grant(
     assert "extraction = false" in (workspace / ".invincat" / "config.toml").read_text()
     assert (workspace / "other.txt").exists()
     refused = result.of_type("tool_result")[-1]
-    assert refused["status"] == "error" and refused["content"].startswith("Refused")
+    # Declined by the guard, not failed: `rejected`, like a call the user rejected.
+    assert refused["status"] == "rejected" and refused["content"].startswith("Refused")
     assert not (workspace / "pwned").exists()

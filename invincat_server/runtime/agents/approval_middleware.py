@@ -5,7 +5,8 @@ each has its own approval id, so front ends can resolve them one by one. The int
 checkpointed, so a pending approval survives a restart and can be resolved later.
 
 The resume value is `{"decisions": {tool_call_id: Decision}}`. Rejected calls get a
-ToolMessage carrying the user's message instead of running; edited calls run with the
+ToolMessage carrying the user's message instead of running, marked as declined (so the
+turn reports it `rejected`); edited calls run with the
 edited arguments (the AI message is rewritten so the model sees what actually ran).
 'Always' rules are stored here, after the decision, so the re-executed node computes the
 same set of requests it interrupted with.
@@ -28,6 +29,7 @@ from invincat_server.runtime.errors import ModelOutputError
 from invincat_server.runtime.events import ApprovalRequested
 from invincat_server.runtime.policy.settings_grants import describe_grants, project_settings_name
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
+from invincat_server.runtime.tool_outcome import declined
 from invincat_server.runtime.tools.documents import DocumentSource
 from invincat_server.runtime.tools.edits import EditError
 from invincat_server.runtime.tools.preview import preview_change
@@ -156,11 +158,7 @@ class ApprovalMiddleware(AgentMiddleware):
                 note = f"The user rejected this {call['name']} call; it did not run."
                 if decision.message:
                     note += f" The user said: {decision.message}"
-                rejections.append(
-                    ToolMessage(
-                        content=note, tool_call_id=call["id"], name=call["name"], status="error"
-                    )
-                )
+                rejections.append(declined(note, tool_call_id=call["id"], name=call["name"]))
                 new_calls.append(call)
             elif decision.type == "edit":
                 new_calls.append({**call, "args": dict(decision.edited_args or {})})

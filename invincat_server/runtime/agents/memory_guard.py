@@ -29,6 +29,7 @@ from langgraph.types import Command
 
 from invincat_server.runtime.memory.service import MemoryService
 from invincat_server.runtime.policy.settings_watch import SettingsSnapshot, SettingsWatch
+from invincat_server.runtime.tool_outcome import declined
 
 WITHHELD = "[line withheld: it contains memory store or Invincat settings data]"
 MIN_NEEDLE = 12
@@ -92,11 +93,9 @@ class MemoryGuardMiddleware(AgentMiddleware):
             reason = self.memory.guard.command_touches_memory(command, self.memory.project_root)
             if reason:
                 text = reason if reason.startswith("Refused") else f"Refused: {reason}"
-                return ToolMessage(
-                    content=f"{text} Nothing was run.",
-                    tool_call_id=call["id"],
-                    name=call["name"],
-                    status="error",
+                # Refused, not failed: the user sees it `rejected` like any declined call.
+                return declined(
+                    f"{text} Nothing was run.", tool_call_id=call["id"], name=call["name"]
                 )
         before = await asyncio.to_thread(self.memory.fingerprint)
         settings_before = (

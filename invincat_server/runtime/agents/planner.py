@@ -2,7 +2,8 @@
 
 The allow-list is enforced twice: only allowed tools are given to the model (so other
 schemas are never sent), and `PlannerGuardMiddleware` answers any other tool call the model
-emits anyway with a tool error naming the allowed set — nothing executes, nobody is asked.
+emits anyway with a tool error naming the allowed set, marked declined (`rejected` to the
+user) — nothing executes, nobody is asked.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from invincat_server.runtime.agents.interaction import (
     user_thread_id,
 )
 from invincat_server.runtime.events import ApprovalRequested
+from invincat_server.runtime.tool_outcome import declined
 
 PLANNER_TOOLS = (
     "read_file",
@@ -179,13 +181,12 @@ class PlannerGuardMiddleware(AgentMiddleware):
         return {
             "plan": plan,
             "messages": [
-                ToolMessage(
+                declined(
                     f"Error: `{c['name']}` is not available in plan mode; nothing was executed. "
                     f"The planner can only use: {allowed}. Propose the change as a step of the "
                     "plan (write_todos, then approve_plan) instead of doing it.",
                     tool_call_id=c["id"],
                     name=c["name"],
-                    status="error",
                 )
                 for c in refused
             ],

@@ -33,6 +33,7 @@ from langchain_core.tools import BaseTool, ToolException
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
+from invincat_server.runtime.tool_outcome import declined
 from invincat_server.runtime.tools.files import make_tool
 
 if TYPE_CHECKING:
@@ -197,9 +198,7 @@ class SubagentGuardMiddleware(AgentMiddleware):
             reason = self._refusal(dict(call), used)
             used = min(used + 1, self.limits.max_tool_calls + 1)
             if reason is not None:
-                refusals.append(
-                    ToolMessage(reason, tool_call_id=call["id"], name=call["name"], status="error")
-                )
+                refusals.append(declined(reason, tool_call_id=call["id"], name=call["name"]))
         update: dict[str, Any] = {"subagent_tool_calls": used}
         if refusals:
             update["messages"] = refusals

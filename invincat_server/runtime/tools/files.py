@@ -7,13 +7,14 @@ import os
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
+from invincat_server.runtime.tool_outcome import declined
 from invincat_server.runtime.tools.documents import (
     DocumentSource,
     EditorDeclined,
@@ -24,7 +25,7 @@ from invincat_server.runtime.tools.documents import (
 from invincat_server.runtime.tools.edits import EditError
 from invincat_server.runtime.tools.preview import plan_edit, plan_write
 
-__all__ = ["build_file_tools", "is_refusal", "make_tool", "refusal", "tool_errors"]
+__all__ = ["build_file_tools", "make_tool", "tool_errors"]
 
 MAX_LINE_CHARS = 2000
 DEFAULT_READ_LIMIT = 2000
@@ -54,29 +55,13 @@ def tool_errors() -> Iterator[None]:
         raise ToolException(f"{exc.strerror or exc}{target}") from exc
 
 
-# A ToolMessage's status is only success/error; this artifact (never sent to the model)
-# tells the turn that the call was refused by a person, like a rejected approval.
-_REFUSED = {"invincat": "rejected"}
-
-
-def refusal(content: str, tool_call_id: str, name: str) -> ToolMessage:
-    """The result of a call a person refused while it ran (the editor said no)."""
-    return ToolMessage(
-        content=content, tool_call_id=tool_call_id, name=name, status="error", artifact=_REFUSED
-    )
-
-
-def is_refusal(message: Any) -> bool:
-    return getattr(message, "artifact", None) == _REFUSED
-
-
 def _declined(exc: EditorDeclined, display: str, tool_call_id: str, name: str) -> ToolMessage:
-    return refusal(
+    return declined(
         f"The editor did not apply this change to {display}: {exc.reason} Nothing was "
         "written: the file on disk and the editor's buffer are unchanged. Do not retry it "
         "unchanged; ask the user how to proceed.",
-        tool_call_id,
-        name,
+        tool_call_id=tool_call_id,
+        name=name,
     )
 
 
