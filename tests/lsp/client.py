@@ -30,6 +30,8 @@ from pygls.workspace.position_codec import PositionCodec
 from pytest_lsp import LanguageClient, LanguageClientProtocol, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from tests.deadlines import DEADLINE
+
 INVINCAT = str(Path(sys.executable).with_name("invincat"))
 CLIENTS = ["visual-studio-code", "neovim"]
 
@@ -110,7 +112,7 @@ class InvincatClient(LanguageClient):
         """`invincat/memory/didChange` params, in arrival order."""
 
     # requests -----------------------------------------------------------------------
-    async def request(self, method: str, params: Any = None, *, timeout: float = 30) -> Any:
+    async def request(self, method: str, params: Any = None, *, timeout: float = DEADLINE) -> Any:
         return await asyncio.wait_for(self.protocol.send_raw(method, params), timeout)
 
     async def chat(self, prompt: str, **extra: Any) -> dict[str, Any]:
@@ -126,7 +128,11 @@ class InvincatClient(LanguageClient):
         self._new_event.set()
 
     async def wait_event(
-        self, kind: str, *, timeout: float = 30, where: Callable[[Event], bool] | None = None
+        self,
+        kind: str,
+        *,
+        timeout: float = DEADLINE,
+        where: Callable[[Event], bool] | None = None,
     ) -> Event:
         """The first `invincat/event` (params) of type `kind` matching `where`."""
 
@@ -144,7 +150,7 @@ class InvincatClient(LanguageClient):
             seen = [e["event"]["type"] for e in self.events]
             raise AssertionError(f"no {kind} event within {timeout}s; seen {seen}") from None
 
-    async def turn_end(self, turn_id: str, timeout: float = 30) -> Event:
+    async def turn_end(self, turn_id: str, timeout: float = DEADLINE) -> Event:
         end = await self.wait_event(
             "turn_end", timeout=timeout, where=lambda e: e["turnId"] == turn_id
         )
@@ -153,7 +159,7 @@ class InvincatClient(LanguageClient):
     def turn_events(self, turn_id: str) -> list[Event]:
         return [e["event"] for e in self.events if e["turnId"] == turn_id]
 
-    async def memory_change(self, count: int, timeout: float = 15) -> dict[str, Any]:
+    async def memory_change(self, count: int, timeout: float = DEADLINE) -> dict[str, Any]:
         """The `count`-th `invincat/memory/didChange` (1-based), once it arrived."""
         await wait_until(lambda: len(self.memory_changes) >= count, timeout, f"didChange #{count}")
         return self.memory_changes[count - 1]
@@ -216,8 +222,11 @@ class InvincatClient(LanguageClient):
         return types.ApplyWorkspaceEditResult(applied=True)
 
 
-async def wait_until(condition: Callable[[], Any], timeout: float = 10, what: str = "") -> Any:
-    """Poll `condition` until it is truthy; its value."""
+async def wait_until(
+    condition: Callable[[], Any], timeout: float = DEADLINE, what: str = ""
+) -> Any:
+    """Check `condition` until it is truthy; its value. For state with no event of its own
+    (diagnostics, a process): the short poll is the wait, the deadline only fails a stuck test."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not (value := condition()):
         if asyncio.get_running_loop().time() > deadline:
@@ -277,7 +286,7 @@ async def start_tcp_server(
     )
     assert server.stderr is not None
     while True:
-        line = (await asyncio.wait_for(server.stderr.readline(), 60)).decode()
+        line = (await asyncio.wait_for(server.stderr.readline(), DEADLINE)).decode()
         assert line, "the server exited before listening"
         if match := re.search(r"listening on 127\.0\.0\.1:(\d+)", line):
             return server, int(match.group(1))
@@ -315,7 +324,7 @@ async def _initialize(
     client.encoding = str(result.capabilities.position_encoding or "utf-16")
 
 
-async def stop_client(client: InvincatClient, timeout: float = 20) -> None:
+async def stop_client(client: InvincatClient, timeout: float = DEADLINE) -> None:
     """shutdown + exit; kill the server if it does not comply in time."""
     try:
         await asyncio.wait_for(client.shutdown_session(), timeout)

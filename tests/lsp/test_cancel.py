@@ -10,6 +10,7 @@ from pygls.exceptions import JsonRpcRequestCancelled
 
 from invincat_server.runtime.agents.history_repair import INTERRUPTED_NOTE
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE
 from tests.lsp.client import InvincatClient, wait_until
 from tests.terminal.cli_process import process_running
 
@@ -20,8 +21,9 @@ _markers = itertools.count()
 async def test_cancelling_a_running_command_stops_it_and_the_thread_goes_on(
     lsp: InvincatClient, fake_openai: FakeOpenAIServer, how: str
 ) -> None:
-    # A distinct duration per run names the process, so we can watch it come and go.
-    marker = f"sleep 30.{next(_markers)}{abs(hash(how)) % 1000}"
+    # A distinct duration per run names the process, so we can watch it come and go. It
+    # outlasts the wait for its death by far, so a leaked command cannot pass by ending.
+    marker = f"sleep {DEADLINE * 4:.0f}.{next(_markers)}{abs(hash(how)) % 1000}"
     fake_openai.add_steps(
         [
             {"tool_calls": [{"name": "execute", "arguments": {"command": marker}}]},
@@ -47,7 +49,7 @@ async def test_cancelling_a_running_command_stops_it_and_the_thread_goes_on(
         lsp.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
 
     assert (await lsp.turn_end(turn_id))["status"] == "cancelled"
-    await wait_until(lambda: not process_running(marker), timeout=5, what="the command to die")
+    await wait_until(lambda: not process_running(marker), what="the command to die")
     if how != "$/cancelRequest":
         assert set(await waiting) == {"threadId", "turnId"}
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE
 from tests.lsp.client import (
     InvincatClient,
     start_client,
@@ -112,4 +113,4 @@ async def test_the_tcp_transport_serves_the_same_protocol(
         assert "".join(deltas) == "over tcp"
     finally:
         await stop_client(client)
-        assert await asyncio.wait_for(server.wait(), 20) == 0
+        assert await asyncio.wait_for(server.wait(), DEADLINE) == 0

@@ -10,6 +10,7 @@ from typing import Any
 from lsprotocol import types
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE
 from tests.lsp.client import InvincatClient, sent_edits, wait_until
 
 DISK = "disk line\n"
@@ -168,7 +169,7 @@ async def test_a_reply_to_an_edit_request_the_server_gave_up_on_is_ignored(
     lsp.hold_apply_edit = asyncio.Event()
     uri, ref, approval_id, _diagnostics = await _pending_edit(lsp, fake_openai, workspace)
     await lsp.resolve(approval_id, "approve")
-    await asyncio.wait_for(lsp.apply_edit_entered.wait(), 20)
+    await asyncio.wait_for(lsp.apply_edit_entered.wait(), DEADLINE)
     assert await lsp.request("invincat/cancel", {"turnId": ref["turnId"]}) == {"cancelled": True}
     assert (await lsp.turn_end(ref["turnId"]))["status"] == "cancelled"
 

@@ -18,12 +18,12 @@ import pytest
 from lsprotocol import types
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE
 from tests.lsp.client import InvincatClient, start_client, stop_client, wait_until
 
 DISK = "disk line one\ndisk line two\n"
 BUFFER = "unsaved line one\nunsaved line two\n"
 EDITED = "unsaved line one\nedited line two\n"
-DEADLINE = 60.0
 HOW = ["code action", "panel"]
 APPROVE_ID = "approve-1"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE
 
 INVINCAT = str(Path(sys.executable).with_name("invincat"))
 
@@ -96,7 +97,7 @@ def test_shutdown_then_hang_up_with_a_pending_approval_exits(
             _send(server.stdin, {"jsonrpc": "2.0", "id": 3, "method": "shutdown", "params": None})
             server.stdin.close()
             server.stdout.close()
-            assert server.wait(timeout=30) is not None
+            assert server.wait(timeout=DEADLINE) is not None
         finally:
             if server.poll() is None:
                 server.kill()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.deadlines import DEADLINE
+
 CLAIM_AND_MISBEHAVE = """
 import os, sys
 from invincat_server.lsp.server import _claim_stdio
@@ -21,7 +23,7 @@ def test_stray_output_goes_to_stderr_and_children_cannot_read_the_protocol() -> 
         [sys.executable, "-c", CLAIM_AND_MISBEHAVE],
         input=b"message for the server\n",
         capture_output=True,
-        timeout=30,
+        timeout=DEADLINE,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == b"FRAME:message for the server\n"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from invincat_server.runtime.memory.journal import read_all
 from invincat_server.runtime.memory.store import parse_store
+from tests.deadlines import DEADLINE
 
 WRITER = r"""
 import os, sys, secrets
@@ -150,7 +151,7 @@ def _kill_trials(home: Path, project: Path, rounds: int, rng: random.Random) -> 
             pids: dict[str, int] = {}
             ready: set[str] = set()
             while len(pids) < 2 or len(ready) < 2:
-                line = lines.get(timeout=30).rstrip("\n")  # a hang fails, never blocks
+                line = lines.get(timeout=DEADLINE).rstrip("\n")  # a hang fails, never blocks
                 seen.append(line)
                 words = line.split()
                 if len(words) == 3 and words[0] == "PID" and words[1] in tags:
@@ -167,11 +168,11 @@ def _kill_trials(home: Path, project: Path, rounds: int, rng: random.Random) -> 
     finally:
         zygote.stdin.close()
         try:
-            zygote.wait(timeout=30)
+            zygote.wait(timeout=DEADLINE)
         finally:
             if zygote.poll() is None:
                 zygote.kill()
-    reader.join(timeout=30)
+    reader.join(timeout=DEADLINE)
     while not lines.empty():
         seen.append(lines.get().rstrip("\n"))
     return seen
@@ -184,7 +185,7 @@ def _spawned_kill_trials(home: Path, project: Path, trials: int, rng: random.Ran
         proc = _spawn(home, project, f"s{trial}", -1)
         time.sleep(rng.uniform(0.05, 0.4))
         proc.kill()  # SIGKILL
-        out, _ = proc.communicate(timeout=30)
+        out, _ = proc.communicate(timeout=DEADLINE)
         lines += out.splitlines()
     return lines
 

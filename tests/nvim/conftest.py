@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.nvim.harness import HERE, RunNvim, lsp_log, run_nvim
+from tests.nvim.harness import HERE, NVIM_RUN, RunNvim, lsp_log, run_nvim
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def nvim(invincat_env: dict[str, str], workspace: Path, tmp_path: Path) -> RunNv
         *,
         cmd: list[str] | None = None,
         unset: tuple[str, ...] = (),
-        timeout: float = 90,
+        timeout: float = NVIM_RUN,
         **args: Any,
     ) -> dict[str, Any]:
         result_file = tmp_path / f"{name}.result.json"

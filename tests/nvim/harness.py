@@ -16,7 +16,11 @@ from typing import Any
 
 import pytest
 
+from tests.deadlines import DEADLINE
+
 NVIM = Path(sys.executable).with_name("nvim")
+# A whole headless Neovim run: several waits of up to DEADLINE each (T.wait, T.await).
+NVIM_RUN = 4 * DEADLINE
 INVINCAT = Path(sys.executable).with_name("invincat")
 HERE = Path(__file__).parent
 PLUGIN = HERE.parents[1] / "editors" / "nvim"
@@ -63,7 +67,7 @@ def run_nvim(
     tmp_path: Path,
     commands: list[str],
     cmd: list[str] | None = None,
-    timeout: float = 90,
+    timeout: float = NVIM_RUN,
 ) -> subprocess.CompletedProcess[str]:
     """Run headless Neovim with `-c` commands; its whole process group is killed on timeout."""
     if not NVIM.exists():

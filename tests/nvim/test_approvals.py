@@ -151,7 +151,7 @@ def test_typing_in_insert_mode_as_an_approval_arrives_never_answers_it(
             {"content": "Wrote it."},
         ]
     )
-    result = nvim("typing_during_approval", timeout=180)
+    result = nvim("typing_during_approval")
 
     typing = result["while_typing"]
     assert "1\n1\n1\n" in typing["typed"]  # lines that answered "1: Approve" before the fix
@@ -188,7 +188,7 @@ def test_typing_on_the_command_line_as_an_approval_arrives_keeps_every_key(
             {"content": "Not writing it."},
         ]
     )
-    result = nvim("cmdline_during_approval", timeout=180)
+    result = nvim("cmdline_during_approval")
 
     cmdline = result["on_cmdline"]
     assert cmdline["mode"] == "c" and cmdline["cmdline"] == cmdline["typed"]

@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from tests.deadlines import DEADLINE
 from tests.nvim.harness import INVINCAT, RunNvim
 
 CONTENT = "Run ./scripts/test before pushing"
@@ -24,7 +25,7 @@ def _create_entry(env: dict[str, str], workspace: Path) -> str:
         cwd=workspace,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=DEADLINE,
         check=True,
     )
     [applied] = json.loads(done.stdout)["applied"]

@@ -74,7 +74,7 @@ def test_a_plan_arriving_while_the_user_edits_takes_no_key(
     write_todos, approve_plan = _proposal(PLAN_A)
     # The plan arrives a while after the prompt, when the user is editing.
     fake_openai.add_steps([{**write_todos, "delay": 2}, approve_plan])
-    result = nvim("plan_while_typing", timeout=180)
+    result = nvim("plan_while_typing")
 
     typing = result["while_typing"]
     # Each "ax<Esc>" appended an x to the user's line; none reached the plan.

@@ -9,6 +9,7 @@ from enum import IntEnum
 from pathlib import Path
 
 from invincat_server.lsp import protocol
+from tests.deadlines import DEADLINE
 from tests.nvim.harness import NVIM, PLUGIN
 
 PROTOCOL_LUA = PLUGIN / "lua" / "invincat" / "protocol.lua"
@@ -49,7 +50,9 @@ def _nvim(*lua: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     for name in ("CONFIG", "DATA", "STATE", "CACHE"):
         env[f"XDG_{name}_HOME"] = str(tmp_path / name.lower())
-    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=30, check=False)
+    return subprocess.run(
+        args, env=env, capture_output=True, text=True, timeout=DEADLINE, check=False
+    )
 
 
 def test_the_plugin_file_only_defines_the_command_and_loads_nothing(tmp_path: Path) -> None:

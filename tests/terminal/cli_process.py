@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.deadlines import DEADLINE
+
 INVINCAT = str(Path(sys.executable).with_name("invincat"))
 
 
@@ -31,7 +33,7 @@ class Result:
 
 
 def run_invincat(
-    args: list[str], env: dict[str, str], *, input: str = "", timeout: float = 60
+    args: list[str], env: dict[str, str], *, input: str = "", timeout: float = DEADLINE
 ) -> Result:
     proc = subprocess.run(
         [INVINCAT, *args],
@@ -79,7 +81,7 @@ class LiveInvincat:
         self.proc.stdin.write(text)
         self.proc.stdin.flush()
 
-    def wait_for(self, event_type: str, timeout: float = 30, **fields: Any) -> dict[str, Any]:
+    def wait_for(self, event_type: str, timeout: float = DEADLINE, **fields: Any) -> dict[str, Any]:
         """Read JSON events until one of `event_type` (matching `fields`) arrives."""
         kind = event_type
         deadline = time.monotonic() + timeout
@@ -103,15 +105,16 @@ class LiveInvincat:
 
     def kill(self) -> None:
         self.proc.kill()
-        self.proc.wait(timeout=10)
+        self.proc.wait(timeout=DEADLINE)
 
-    def finish(self, timeout: float = 30) -> int:
+    def finish(self, timeout: float = DEADLINE) -> int:
         if self.proc.stdin is not None and not self.proc.stdin.closed:
             self.proc.stdin.close()
         code = self.proc.wait(timeout=timeout)
+        # The reader thread ends the queue with None at EOF, which the exit just caused.
         while True:
             try:
-                line = self.lines.get(timeout=2)
+                line = self.lines.get(timeout=DEADLINE)
             except queue.Empty:
                 break
             if line is None:

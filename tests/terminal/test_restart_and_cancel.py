@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from invincat_server.runtime.agents.history_repair import INTERRUPTED_NOTE
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE, eventually
 from tests.terminal.cli_process import LiveInvincat, process_running, run_invincat
 
 
@@ -61,20 +61,20 @@ def test_json_resume_announces_the_pending_approval_on_stdout_before_reading_the
         ]
     )
     first = LiveInvincat(["chat", "write j", "--json", "--cwd", str(workspace)], invincat_env)
-    asked = first.wait_for("approval_requested", timeout=90)
+    asked = first.wait_for("approval_requested")
     first.kill()
 
     target = ["--resume"] if how == "--resume" else ["--thread", asked["thread_id"]]
     # A script that answers only what it was asked on stdout, as a --json client must.
     second = LiveInvincat(["chat", *target, "--json", "--cwd", str(workspace)], invincat_env)
-    again = second.wait_for("approval_requested", timeout=90)
+    again = second.wait_for("approval_requested")
     assert again["approval_id"] == asked["approval_id"] and again["diff"] == asked["diff"]
     assert [e["type"] for e in second.seen] == ["turn_start", "approval_requested"]
     assert not (workspace / "j.txt").exists()
     second.send("y\n")
-    end = second.wait_for("turn_end", timeout=90)
+    end = second.wait_for("turn_end")
     assert end["status"] == "completed" and end["thread_id"] == asked["thread_id"]
-    assert second.finish(timeout=90) == 0, second.stderr
+    assert second.finish() == 0, second.stderr
     kinds = [e["type"] for e in second.seen]
     assert kinds[:3] == ["turn_start", "approval_requested", "approval_resolved"], kinds
     [resolved] = [e for e in second.seen if e["type"] == "approval_resolved"]
@@ -111,7 +111,8 @@ def test_input_ending_at_an_approval_leaves_it_pending(
 def test_ctrl_c_mid_tool_cancels_the_turn_and_the_next_turn_works(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
-    marker = "sleep 47.25"
+    # Outlasts the wait for its death by far: a leaked command cannot pass by ending.
+    marker = f"sleep {DEADLINE * 4:.0f}.25"
     fake_openai.add_steps(
         [
             {"tool_calls": [{"name": "execute", "arguments": {"command": marker}}]},
@@ -121,15 +122,13 @@ def test_ctrl_c_mid_tool_cancels_the_turn_and_the_next_turn_works(
     repl = LiveInvincat(["chat", "--yes", "--json", "--cwd", str(workspace)], invincat_env)
     repl.send("run the long command\n")
     repl.wait_for("tool_call", name="execute")
-    deadline = time.monotonic() + 10
-    while not process_running(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert process_running(marker)
+    assert eventually(lambda: process_running(marker)), "the command never started"
     repl.interrupt()
     cancelled = repl.wait_for("turn_end")
     assert cancelled["status"] == "cancelled"
-    time.sleep(0.3)
-    assert not process_running(marker), "the shell command outlived the cancelled turn"
+    assert eventually(lambda: not process_running(marker)), (
+        "the shell command outlived the cancelled turn"
+    )
 
     repl.send("are you still there?\n")
     completed = repl.wait_for("turn_end")
@@ -163,19 +162,19 @@ def test_json_resume_of_a_subagents_pending_write_asks_it_again_and_finishes(
         ]
     )
     first = LiveInvincat(["chat", "delegate", "--json", "--cwd", str(workspace)], invincat_env)
-    first.wait_for("approval_requested", timeout=90, tool_name="task")
+    first.wait_for("approval_requested", tool_name="task")
     first.send("y\n")
-    asked = first.wait_for("approval_requested", timeout=90, tool_name="write_file")
+    asked = first.wait_for("approval_requested", tool_name="write_file")
     first.kill()  # dies with the subagent's write pending
 
     second = LiveInvincat(["chat", "--resume", "--json", "--cwd", str(workspace)], invincat_env)
-    again = second.wait_for("approval_requested", timeout=90)
+    again = second.wait_for("approval_requested")
     assert again["approval_id"] == asked["approval_id"] and again["tool_name"] == "write_file"
     assert [e["type"] for e in second.seen] == ["turn_start", "approval_requested"]
     second.send("y\n")
-    end = second.wait_for("turn_end", timeout=90)
+    end = second.wait_for("turn_end")
     assert end["status"] == "completed", second.seen
-    assert second.finish(timeout=90) == 0, second.stderr
+    assert second.finish() == 0, second.stderr
     assert (workspace / "s.txt").read_text() == "S\n"
     task_result = next(e for e in second.seen if e["type"] == "tool_result" and e["name"] == "task")
     assert task_result["content"] == "wrote s.txt"
@@ -195,15 +194,15 @@ def test_input_ending_at_a_resumed_approval_leaves_it_pending_again(
         ]
     )
     first = LiveInvincat(["chat", "write e", "--json", "--cwd", str(workspace)], invincat_env)
-    asked = first.wait_for("approval_requested", timeout=90)
+    asked = first.wait_for("approval_requested")
     first.kill()
 
     args = ["chat", "--thread", asked["thread_id"], "--json", "--cwd", str(workspace)]
-    second = run_invincat(args, invincat_env, input="", timeout=90)
+    second = run_invincat(args, invincat_env, input="")
     assert second.code == 1 and "still pending" in second.stderr
     assert [e["type"] for e in second.events] == ["turn_start", "approval_requested"]
     assert not (workspace / "e.txt").exists()
 
-    third = run_invincat([*args, "--yes"], invincat_env, timeout=90)
+    third = run_invincat([*args, "--yes"], invincat_env)
     assert third.code == 0, third.stderr
     assert (workspace / "e.txt").read_text() == "E"

@@ -23,6 +23,7 @@ from invincat_server.testing.fake_openai import (
     ScenarioError,
     load_script,
 )
+from tests.deadlines import DEADLINE
 
 
 def chat(server: FakeOpenAIServer, **kwargs: Any) -> ChatOpenAI:
@@ -230,7 +231,7 @@ def test_stop_drops_a_hanging_request_promptly() -> None:
 
     client = threading.Thread(target=call)
     client.start()
-    server.wait_for_requests(1, timeout=5)
+    server.wait_for_requests(1, timeout=DEADLINE)
     started = time.monotonic()
     server.stop_thread()
     client.join(5)
@@ -345,11 +346,11 @@ def test_cli_serves_a_script_file(tmp_path: Path) -> None:
         assert ready.startswith("READY http://127.0.0.1:") and ready.endswith("/v1"), ready
         base_url = ready.split(" ", 1)[1]
         body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-        response = httpx.post(f"{base_url}/chat/completions", json=body, timeout=5)
+        response = httpx.post(f"{base_url}/chat/completions", json=body, timeout=DEADLINE)
         assert response.json()["choices"][0]["message"]["content"] == "from the cli"
     finally:
         proc.terminate()
-        _, stderr = proc.communicate(timeout=5)
+        _, stderr = proc.communicate(timeout=DEADLINE)
     assert proc.returncode == 0, stderr
     assert "/v1/chat/completions" in stderr
 

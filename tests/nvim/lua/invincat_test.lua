@@ -7,6 +7,9 @@
 local T = {}
 
 T.args = vim.json.decode(vim.env.INVINCAT_TEST_ARGS or "{}")
+--- How long a wait may take before the test fails (tests/deadlines.py: the machine may be
+--- loaded; the deadline only fails a stuck test).
+T.DEADLINE_MS = 90000
 T.notifications = {} ---@type {message: string, level: integer}[]
 T.prompts = {} ---@type {kind: string, prompt: string, items: string[]?, tabs: integer}[]
 
@@ -105,7 +108,7 @@ end
 ---@return any
 function T.wait(what, condition, ms)
   local value
-  local ok = vim.wait(ms or 30000, function()
+  local ok = vim.wait(ms or T.DEADLINE_MS, function()
     if T.unexpected then
       error(T.unexpected)
     end
@@ -197,14 +200,14 @@ function T.run_async(fn)
 end
 
 --- In `T.run_async`: wait until `condition()` is truthy, letting the main loop read keys
---- and events meanwhile; fail after `ms` (default 60 s).
+--- and events meanwhile; fail after `ms` (default `T.DEADLINE_MS`).
 ---@param what string
 ---@param condition fun(): any
 ---@param ms? integer
 ---@return any
 function T.await(what, condition, ms)
   local co = assert(coroutine.running(), "T.await outside T.run_async")
-  local deadline = vim.uv.hrtime() + (ms or 60000) * 1e6
+  local deadline = vim.uv.hrtime() + (ms or T.DEADLINE_MS) * 1e6
   while true do
     if T.unexpected then
       error(T.unexpected)

@@ -52,7 +52,7 @@ T.run_async(function()
   vim.api.nvim_input("<Esc>")
   T.await("the announcement once the command line closed", function()
     return announcements() > 0
-  end, 15000)
+  end, T.DEADLINE_MS)
   vim.api.nvim_input(":Invincat approvals<CR>")
   T.await("the approval view", function()
     return vim.bo.filetype == "invincat-approvals"

@@ -13,6 +13,6 @@ T.run(function()
         end
       end
     end
-  end, 60000)
+  end, T.DEADLINE_MS)
   T.done({ report = table.concat(lines, "\n") })
 end)

@@ -43,7 +43,7 @@ T.run(function()
   T.wait("the sidebar to show the restored entry", function()
     local _, line = find_line(content)
     return line and not line:find("(archived)", 1, true)
-  end, 15000)
+  end, T.DEADLINE_MS)
   local _, restored_line = find_line(content)
 
   -- <CR> on the entry: a float with the entry and its history from the journal.

@@ -46,13 +46,13 @@ T.run(function()
         return true
       end
     end
-  end, 60000)
+  end, T.DEADLINE_MS)
   vim.cmd("Invincat approvals")
   vim.api.nvim_feedkeys("a", "x", false)
   T.wait("the plan's turn to end", function()
     snapshot()
     return plan.state().phase == "done"
-  end, 60000)
+  end, T.DEADLINE_MS)
 
   T.done({
     opened_by_itself = opened_by_itself,

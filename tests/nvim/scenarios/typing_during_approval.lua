@@ -52,7 +52,7 @@ T.run_async(function()
 
   T.await("the approval to be announced", function()
     return announcements() > 0
-  end, 15000)
+  end, T.DEADLINE_MS)
   local announced_in_mode = vim.api.nvim_get_mode().mode
 
   vim.api.nvim_input("<Esc>")
