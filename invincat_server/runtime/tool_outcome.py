@@ -5,9 +5,11 @@ call is an error ("it did not run"). To the user it is not a failure: someone or
 said no. The code that declines a call marks its ToolMessage with `declined(...)` — the
 approval middleware (the user rejected it, main agent, planner or subagent), the planner's
 guard (not a planner tool), a subagent's guard (outside its tools or budget), the memory
-guard (a command that touches the stores or settings), the file tools (the editor declined
-the edit). The turn reports `tool_status(message)` and never guesses from which graph node
-a message came, so every declined call is `rejected` and only failures are `error`.
+guard (a command that touches the stores or settings), the file tools (a path the memory
+protection denies, an edit the editor declined). The turn reports `tool_status(message)`
+and never guesses from which graph node a message came, so every declined call is
+`rejected` and only failures are `error`. (A path outside the workspace is a mistake in
+the call, not a refusal: `error`.)
 
 The mark lives in the message's `artifact`, which LangChain keeps in the checkpoint but
 never sends to the model.

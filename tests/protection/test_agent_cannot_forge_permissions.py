@@ -65,7 +65,7 @@ def test_forged_approval_rule_is_refused_and_execute_still_asks(
     assert [(r["tool"], r["command_prefix"]) for r in rules] == [("file_writes", None)]
     results = result.of_type("tool_result")
     for refused in results[1:6]:
-        assert refused["status"] == "error", refused
+        assert refused["status"] == "rejected", refused  # refused by policy, not failed
         assert "Invincat's home directory" in refused["content"], refused
     assert not (home / "pwned").exists()
     assert not (home / ".invincat" / "mcp.json").exists()

@@ -88,6 +88,9 @@ async def test_every_attempt_is_refused_or_reverted(
     # Commands the guard refused did not run: declined, not failed.
     guarded = [r for r in results if r.name == "execute" and r.content.startswith("Refused")]
     assert guarded and all(r.status == "rejected" for r in guarded)
+    # So did the file tools the path protection refused (the store, its copies by name).
+    denied = [r for r in results if r.name in ("write_file", "edit_file", "ls")]
+    assert denied and all(r.status == "rejected" for r in denied), denied
     assert store.read_bytes() == original
     [entry] = session.memory.list()
     assert MARKER in entry.content

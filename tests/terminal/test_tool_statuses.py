@@ -93,3 +93,27 @@ def test_a_command_the_memory_guard_refuses_is_rejected(
     [refused] = result.of_type("tool_result")
     assert refused["status"] == "rejected", refused
     assert refused["content"].startswith("Refused") and "Nothing was run." in refused["content"]
+
+
+def test_a_file_tool_the_path_protection_refuses_is_rejected(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            _call("write_file", path=".invincat/memory_project.json", content="{}"),
+            _call("read_file", path=".invincat/memory_project.json"),
+            {"content": "ok"},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "rewrite memory", "--yes", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        timeout=120,
+    )
+    assert result.code == 0, result.stderr
+    results = result.of_type("tool_result")
+    assert [(r["name"], r["status"]) for r in results] == [
+        ("write_file", "rejected"),
+        ("read_file", "rejected"),
+    ], results
+    assert not (workspace / ".invincat" / "memory_project.json").exists()

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["Workspace", "WorkspaceError"]
+__all__ = ["ProtectedPathError", "Workspace", "WorkspaceError"]
 
 
 class WorkspaceError(Exception):
@@ -21,6 +21,11 @@ class WorkspaceError(Exception):
     The message is shown to the model/user as-is, so it says what is wrong and what is
     allowed.
     """
+
+
+class ProtectedPathError(WorkspaceError):
+    """The deny hook protects the path (memory stores, Invincat's settings): the call is
+    refused by policy, not mistaken, so file tools report it `rejected` (tool_outcome.py)."""
 
 
 class Workspace:
@@ -67,7 +72,7 @@ class Workspace:
         if self.deny is not None:
             reason = self.deny(resolved, write)
             if reason:
-                raise WorkspaceError(reason)
+                raise ProtectedPathError(reason)
         return resolved
 
     def denied(self, path: Path) -> bool:

@@ -13,7 +13,11 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
+from invincat_server.runtime.policy.workspace import (
+    ProtectedPathError,
+    Workspace,
+    WorkspaceError,
+)
 from invincat_server.runtime.tool_outcome import declined
 from invincat_server.runtime.tools.documents import (
     DocumentSource,
@@ -63,6 +67,11 @@ def _declined(exc: EditorDeclined, display: str, tool_call_id: str, name: str) -
         tool_call_id=tool_call_id,
         name=name,
     )
+
+
+def _protected(exc: ProtectedPathError, tool_call_id: str, name: str) -> ToolMessage:
+    # The protection refused the path: declined like a rejected call, not a failed one.
+    return declined(str(exc), tool_call_id=tool_call_id, name=name)
 
 
 def _format_validation_error(exc: Exception) -> str:
@@ -130,6 +139,7 @@ class ReadFileArgs(BaseModel):
     limit: int = Field(
         default=DEFAULT_READ_LIMIT, ge=1, description="Maximum number of lines to show."
     )
+    tool_call_id: Annotated[str, InjectedToolCallId]
 
 
 class WriteFileArgs(BaseModel):
@@ -155,6 +165,7 @@ class EditFileArgs(BaseModel):
 
 class LsArgs(BaseModel):
     path: str = Field(default=".", description="Directory to list, relative to the workspace root.")
+    tool_call_id: Annotated[str, InjectedToolCallId]
 
 
 # --------------------------------------------------------------------------- read_file
@@ -241,9 +252,14 @@ def _list_dir(path: Path, display: str, workspace: Workspace | None = None) -> s
 def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[BaseTool]:
     """read_file, write_file, edit_file and ls bound to one workspace and buffer source."""
 
-    async def read_file(path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> str:
+    async def read_file(
+        path: str, tool_call_id: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
+    ) -> str | ToolMessage:
         with tool_errors():
-            abs_path = workspace.resolve(path)
+            try:
+                abs_path = workspace.resolve(path)
+            except ProtectedPathError as exc:
+                return _protected(exc, tool_call_id, "read_file")
             display = workspace.relative(abs_path)
             text = documents.read_text(abs_path)
             if text is None:
@@ -252,7 +268,10 @@ def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[Ba
 
     async def write_file(path: str, content: str, tool_call_id: str) -> str | ToolMessage:
         with tool_errors():
-            change = plan_write(workspace, documents, path, content)
+            try:
+                change = plan_write(workspace, documents, path, content)
+            except ProtectedPathError as exc:
+                return _protected(exc, tool_call_id, "write_file")
             try:
                 await store_text(documents, change.abs_path, content)
             except EditorDeclined as exc:
@@ -264,18 +283,24 @@ def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[Ba
         path: str, old_string: str, new_string: str, tool_call_id: str, replace_all: bool = False
     ) -> str | ToolMessage:
         with tool_errors():
-            change, count = plan_edit(
-                workspace, documents, path, old_string, new_string, replace_all
-            )
+            try:
+                change, count = plan_edit(
+                    workspace, documents, path, old_string, new_string, replace_all
+                )
+            except ProtectedPathError as exc:
+                return _protected(exc, tool_call_id, "edit_file")
             try:
                 await store_text(documents, change.abs_path, change.new_text)
             except EditorDeclined as exc:
                 return _declined(exc, change.path, tool_call_id, "edit_file")
             return f"Edited {change.path}: {plural(count, 'replacement')}."
 
-    async def ls(path: str = ".") -> str:
+    async def ls(tool_call_id: str, path: str = ".") -> str | ToolMessage:
         with tool_errors():
-            abs_path = workspace.resolve(path)
+            try:
+                abs_path = workspace.resolve(path)
+            except ProtectedPathError as exc:
+                return _protected(exc, tool_call_id, "ls")
             return await asyncio.to_thread(
                 _list_dir, abs_path, workspace.relative(abs_path), workspace
             )
