@@ -9,7 +9,11 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
+from invincat_server.runtime.session import Session
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE
 from tests.extensions.conftest import (
     HttpMcpServer,
     SessionFactory,
@@ -112,9 +116,21 @@ async def test_killed_server_is_reported_and_the_session_goes_on_without_it(
     invincat_home: Path,
     workspace: Path,
     open_session: SessionFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (workspace / "README.md").write_text("hi\n")
     write_config(invincat_home / "mcp.json", {"demo": stdio_entry(autoApprove=["*"])})
+    # The session tells the user through `notify` once the client noticed the dead server:
+    # that is the event to wait for (a fixed sleep is too short on a loaded machine).
+    stopped = asyncio.Event()
+    notify = Session.notify
+
+    def notify_and_signal(self: Session, message: str) -> None:
+        notify(self, message)
+        if "MCP server 'demo' stopped" in message:
+            stopped.set()
+
+    monkeypatch.setattr(Session, "notify", notify_and_signal)
     fake_openai.add_steps(
         [
             {"match": {"last_user_contains": "first"}, "tool_calls": [_call("demo__whoami")]},
@@ -127,7 +143,7 @@ async def test_killed_server_is_reported_and_the_session_goes_on_without_it(
     first = await drive(session, "first")
     [whoami] = [e for e in first if e.type == "tool_result"]
     os.kill(int(whoami.content.split()[1]), signal.SIGKILL)
-    await asyncio.sleep(0.5)  # the client notices the closed pipe
+    await asyncio.wait_for(stopped.wait(), DEADLINE)  # the client noticed the closed pipe
 
     second = await drive(session, "second")
     errors = [e.message for e in second if e.type == "error"]
