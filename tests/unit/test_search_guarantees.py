@@ -15,6 +15,7 @@ from langchain_core.tools import BaseTool
 
 from invincat_server.runtime.memory.protection import PathGuard
 from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.tool_outcome import is_declined
 from invincat_server.runtime.tools import ripgrep
 from invincat_server.runtime.tools.documents import DiskOnly
 from invincat_server.runtime.tools.search import build_search_tools
@@ -60,6 +61,23 @@ async def test_a_hard_link_to_a_memory_store_never_shows_up(
     assert await ok(tools["grep"], pattern="needle") == "src/app.py:1: needle = 1"
     assert "copy.json" not in await ok(tools["glob"], pattern="**/*.json")
     assert "memory" not in await ok(tools["grep"], pattern="secret", path="notes")
+
+
+async def test_searching_a_protected_path_is_declined_not_failed(
+    tools: dict[str, BaseTool], root: Path
+) -> None:
+    store = root / ".invincat" / "memory_project.json"
+    store.parent.mkdir()
+    store.write_text('{"secret": "needle in memory"}\n')
+    for name, args in (
+        ("grep", {"pattern": "needle", "path": ".invincat/memory_project.json"}),
+        ("glob", {"pattern": "*", "path": ".invincat"}),
+    ):
+        call = {"type": "tool_call", "id": "1", "name": name, "args": args}
+        message = await tools[name].ainvoke(call)
+        # Declined where the protection decides (reported as `rejected`), and nothing leaks.
+        assert isinstance(message, ToolMessage) and is_declined(message), message
+        assert "needle" not in str(message.content)
 
 
 async def test_a_binary_file_is_skipped_even_when_the_nul_comes_late(

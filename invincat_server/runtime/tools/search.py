@@ -17,12 +17,14 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from langchain_core.tools import BaseTool, ToolException
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId, ToolException
 from pydantic import BaseModel, Field
 
-from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.policy.workspace import ProtectedPathError, Workspace
+from invincat_server.runtime.tool_outcome import declined
 from invincat_server.runtime.tools import ripgrep
 from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource, is_binary
 from invincat_server.runtime.tools.files import make_tool, split_lines, tool_errors
@@ -276,6 +278,7 @@ class GlobArgs(BaseModel):
         "'src/*.ts', '*.{js,jsx}'."
     )
     path: str = Field(default=".", description="Directory to search from (workspace-relative).")
+    tool_call_id: Annotated[str, InjectedToolCallId]
 
 
 class GrepArgs(BaseModel):
@@ -289,6 +292,7 @@ class GrepArgs(BaseModel):
         description="Only search files whose name matches this glob, e.g. '*.py' or "
         "'*.{ts,tsx}'; a pattern with '/' is matched against the path below `path`.",
     )
+    tool_call_id: Annotated[str, InjectedToolCallId]
 
 
 def _glob_entries(base: str, files: list[str]) -> list[tuple[str, bool]]:
@@ -471,7 +475,7 @@ def build_search_tools(
     to use; found automatically by default, None for the Python walk (tests)."""
     rg_path = ripgrep.find_rg() if rg == _AUTO else rg
 
-    async def glob_tool(pattern: str, path: str = ".") -> str:
+    async def glob_tool(pattern: str, tool_call_id: str, path: str = ".") -> str | ToolMessage:
         with tool_errors():
             if pattern.startswith("/"):
                 raise ToolException(
@@ -479,7 +483,11 @@ def build_search_tools(
                     "directory to search from."
                 )
             matcher = GlobMatcher(pattern)
-            base = workspace.resolve(path)
+            try:
+                base = workspace.resolve(path)
+            except ProtectedPathError as exc:
+                # The protection refused the path: declined, like the file tools do.
+                return declined(str(exc), tool_call_id=tool_call_id, name="glob")
             if not base.is_dir():
                 what = "is a file, not a directory" if base.exists() else "does not exist"
                 raise ToolException(f"{workspace.relative(base)} {what}; glob needs a directory.")
@@ -491,7 +499,9 @@ def build_search_tools(
                     log.info("rg failed (%s); glob falls back to the Python walk", exc)
             return await _run_in_thread(_glob, workspace, base, matcher)
 
-    async def grep(pattern: str, path: str = ".", glob: str | None = None) -> str:
+    async def grep(
+        pattern: str, tool_call_id: str, path: str = ".", glob: str | None = None
+    ) -> str | ToolMessage:
         with tool_errors():
             try:
                 regex = re.compile(pattern)
@@ -501,7 +511,10 @@ def build_search_tools(
                     "`re` syntax; escape special characters such as ( [ . * with a backslash."
                 ) from exc
             name_filter = GlobMatcher(glob) if glob else None
-            base = workspace.resolve(path)
+            try:
+                base = workspace.resolve(path)
+            except ProtectedPathError as exc:
+                return declined(str(exc), tool_call_id=tool_call_id, name="grep")
             display = workspace.relative(base)
             if not base.exists():
                 raise ToolException(f"Path not found: {display}.")
