@@ -23,8 +23,14 @@ from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.session import Session
 from invincat_server.runtime.turn import Turn
 from invincat_server.terminal.approver import Approver, AutoApprover, NoAnswer, PromptApprover
+from invincat_server.terminal.line_editor import (
+    ChatCompleter,
+    Interrupted,
+    LineEditor,
+    history_path,
+)
 from invincat_server.terminal.render import HumanRenderer, JsonRenderer
-from invincat_server.terminal.stdin import LineReader
+from invincat_server.terminal.stdin import LineReader, PlainPrompter
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 REPL_HELP = """Commands:
@@ -38,8 +44,13 @@ REPL_HELP = """Commands:
   /plan PROMPT     plan first: a read-only planner proposes steps for you to approve
   /exit, /quit     leave (Ctrl-D works too)
 Ctrl-C cancels the running turn (at an approval prompt too: nothing is approved);
-at the prompt it leaves."""
+at an empty prompt it leaves (in a terminal: press it twice; on typed text it clears it).
+In a terminal: Up for history, Tab completes /commands and @files, Esc-Enter adds a newline."""
 NOT_YET: set[str] = set()
+SLASH_COMMANDS = (
+    *("/help", "/new", "/threads", "/thread", "/offload", "/memory", "/skills", "/plan"),
+    *("/exit", "/quit"),
+)
 
 
 @dataclass
@@ -70,6 +81,7 @@ class ChatApp:
         self.current: Turn | None = None
         self.following: Turn | None = None
         self.interrupted = False
+        self._printing: set[asyncio.Future[None]] = set()
 
     def _err(self, text: str) -> None:
         sys.stderr.write(f"invincat: {text}\n")
@@ -95,7 +107,7 @@ class ChatApp:
         warning = broad_root_warning(workspace.root, self.settings.home)
         if warning:
             self._err(warning)  # stderr in both modes: --json stdout stays events only
-        self.reader = LineReader()
+        self.reader = self._input(workspace)
         self.approver: Approver = (
             AutoApprover() if self.options.yes else PromptApprover(self.renderer, self.reader)
         )
@@ -112,6 +124,16 @@ class ChatApp:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             await self.session.close()
+
+    def _input(self, workspace: Workspace) -> PlainPrompter | LineEditor:
+        """prompt_toolkit when a person types at a terminal; plain lines for pipes, scripts
+        and `--json`, whose input and output stay exactly as they were."""
+        if self.options.json or not (sys.stdin.isatty() and sys.stdout.isatty()):
+            return PlainPrompter(LineReader(), self.renderer.prompts)
+        return LineEditor(
+            history_path(self.settings.home, workspace.root),
+            ChatCompleter(SLASH_COMMANDS, workspace.root),
+        )
 
     async def _pick_thread(self) -> str | bool | None:
         assert self.session is not None
@@ -185,7 +207,18 @@ class ChatApp:
             asking.cancel()
             raise
         if not turn.task.done():
-            return asking.result()  # a decision, or Pending when input ended
+            try:
+                return asking.result()  # a decision, or Pending when input ended
+            except Interrupted:
+                # Ctrl-C typed at a terminal's approval menu: cancel the turn, like the
+                # signal does; the approval closes as cancelled, nothing is approved.
+                self.renderer.prompts.write("^C\n")
+                self.renderer.prompts.flush()
+                assert self.session is not None
+                self.session.cancel(turn.turn_id)
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait({turn.task})
+                return None
         asking.cancel()
         with contextlib.suppress(asyncio.CancelledError, Pending):
             await asking
@@ -236,7 +269,15 @@ class ChatApp:
     def _post_turn_listener(self, turn: Turn, event: Event) -> None:
         # In the REPL, memory work of a finished turn reports while the user types.
         if turn.done and isinstance(event, MemoryUpdating | MemoryChanged):
-            self.renderer.post_turn(event)
+            if self.reader.busy:
+                # A prompt is on screen: print above it, never into the line being typed.
+                task = asyncio.ensure_future(
+                    self.reader.print_above(lambda: self.renderer.post_turn(event))
+                )
+                self._printing.add(task)  # kept until done: the loop holds tasks weakly
+                task.add_done_callback(self._printing.discard)
+            else:
+                self.renderer.post_turn(event)
 
     def _on_sigint(self) -> None:
         if self.current is not None and self.session is not None:
@@ -259,13 +300,32 @@ class ChatApp:
         except asyncio.CancelledError:
             return EXIT_INTERRUPTED if self.interrupted else EXIT_OK
 
+    async def _read_chat(self) -> str | None:
+        """The next chat input; None to leave (Ctrl-D, end of input, Ctrl-C twice)."""
+        if isinstance(self.reader, PlainPrompter):
+            return await self.reader.chat("\n› ")
+        self.renderer.prompts.write("\n")
+        self.renderer.prompts.flush()
+        warned = False
+        while True:
+            try:
+                return await self.reader.chat("› ")
+            except Interrupted:
+                if warned:
+                    return None
+                warned = True
+                self.renderer.note("(Ctrl-C again or Ctrl-D to leave; /help for commands)")
+            finally:
+                # Belt and braces: whatever a prompt did to signal handlers, Ctrl-C during
+                # the next turn must reach `_on_sigint` and cancel it.
+                loop = asyncio.get_running_loop()
+                loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+
     async def _repl_loop(self, thread_id: str | None) -> int:
         assert self.session is not None
         self.renderer.note("Invincat chat — /help for commands, Ctrl-D to leave.")
         while True:
-            self.renderer.prompts.write("\n› ")
-            self.renderer.prompts.flush()
-            line = await self.reader.readline()
+            line = await self._read_chat()
             if line is None:
                 return EXIT_OK
             line = line.strip()

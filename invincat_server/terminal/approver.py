@@ -8,7 +8,8 @@ object (`{"type": "edit", "edited_args": {...}}`), which scripts find easier to 
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from invincat_server.runtime.events import ApprovalRequested
 from invincat_server.terminal.render import (
@@ -16,7 +17,10 @@ from invincat_server.terminal.render import (
     JsonRenderer,
     describe_approval_for_prompt,
 )
-from invincat_server.terminal.stdin import LineReader
+from invincat_server.terminal.stdin import PlainPrompter
+
+if TYPE_CHECKING:
+    from invincat_server.terminal.line_editor import LineEditor
 
 
 class NoAnswer(Exception):
@@ -40,7 +44,9 @@ class AutoApprover:
 
 
 class PromptApprover:
-    def __init__(self, renderer: HumanRenderer | JsonRenderer, reader: LineReader) -> None:
+    def __init__(
+        self, renderer: HumanRenderer | JsonRenderer, reader: PlainPrompter | LineEditor
+    ) -> None:
         self.renderer = renderer
         self.reader = reader
 
@@ -49,9 +55,8 @@ class PromptApprover:
         stream.write(text + ("\n" if newline else ""))
         stream.flush()
 
-    async def _ask(self, prompt: str) -> str:
-        self._say(prompt, newline=False)
-        line = await self.reader.readline()
+    async def _ask(self, prompt: str, menu_keys: Iterable[str] = ()) -> str:
+        line = await self.reader.answer(prompt, menu_keys)
         if line is None:
             raise NoAnswer
         return line.strip()
@@ -67,11 +72,14 @@ class PromptApprover:
         self._say("A decision must be a JSON object; try again.")
         return None
 
-    async def _choose(self, menu: str) -> tuple[dict[str, Any] | None, str]:
+    async def _choose(
+        self, menu: str, keys: Iterable[str] = ()
+    ) -> tuple[dict[str, Any] | None, str]:
         """Ask with `menu`: a typed JSON decision object is returned as is, otherwise the
-        answer text (asked again while the JSON is unusable)."""
+        answer text (asked again while the JSON is unusable). In a terminal one of `keys`
+        answers with a single keystroke."""
         while True:
-            answer = await self._ask(menu)
+            answer = await self._ask(menu, keys)
             if not answer.startswith("{"):
                 return None, answer
             decision = await self._json_decision(answer)
@@ -95,7 +103,8 @@ class PromptApprover:
             self._say(f"  {index}. {todo.get('content', '')}")
         while True:
             decision, answer = await self._choose(
-                "  [y] approve and execute\n  [n] reject\n  [r] refine (say what to change)\n> "
+                "  [y] approve and execute\n  [n] reject\n  [r] refine (say what to change)\n> ",
+                "ynr",
             )
             if decision is not None:
                 return decision
@@ -140,7 +149,7 @@ class PromptApprover:
             options[key] = option.label
         menu = "\n".join(f"  [{k}] {v}" for k, v in options.items())
         while True:
-            decision, answer = await self._choose(f"{menu}\n> ")
+            decision, answer = await self._choose(f"{menu}\n> ", list(options))
             if decision is not None:
                 return decision
             key = answer[:1].lower()

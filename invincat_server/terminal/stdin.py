@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from collections.abc import Callable, Iterable
 from typing import TextIO
 
 
@@ -39,3 +40,25 @@ class LineReader:
         if line is None:
             self._eof = True
         return line
+
+
+class PlainPrompter:
+    """Prompts for pipes, `--json` and dumb terminals: the prompt text on `stream`, the
+    answer one line from stdin. Same methods as `line_editor.LineEditor`."""
+
+    busy = False
+
+    def __init__(self, reader: LineReader, stream: TextIO) -> None:
+        self.reader = reader
+        self.stream = stream
+
+    async def chat(self, prompt: str) -> str | None:
+        return await self.answer(prompt)
+
+    async def answer(self, prompt: str, menu_keys: Iterable[str] = ()) -> str | None:
+        self.stream.write(prompt)
+        self.stream.flush()
+        return await self.reader.readline()
+
+    async def print_above(self, write: Callable[[], None]) -> None:
+        write()

@@ -3,16 +3,12 @@ never runs, and the REPL is back at a clean prompt that works."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
-
-import pexpect
 
 from invincat_server.runtime.agents.history_repair import INTERRUPTED_NOTE
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.terminal.cli_process import INVINCAT, LiveInvincat
-
-DEADLINE = 90  # generous: the machine is shared; every wait ends on the awaited text
+from tests.terminal.cli_process import LiveInvincat
+from tests.terminal.pty_terminal import DEADLINE, Terminal
 
 
 def test_ctrl_c_at_the_approval_prompt_cancels_the_turn_and_returns_to_a_clean_prompt(
@@ -28,36 +24,27 @@ def test_ctrl_c_at_the_approval_prompt_cancels_the_turn_and_returns_to_a_clean_p
             {"match": {"last_user_contains": "still there"}, "content": "Yes, still here."},
         ]
     )
-    child = pexpect.spawn(
-        INVINCAT,
-        ["chat", "--cwd", str(workspace)],
-        env=invincat_env,
-        encoding="utf-8",
-        timeout=DEADLINE,
-        dimensions=(40, 200),
-    )
-    screen = io.StringIO()
-    child.logfile_read = screen  # everything the terminal showed
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
     try:
-        child.expect_exact("› ")
-        child.sendline("write c.txt please")
-        child.expect_exact("Approval needed: Write file c.txt")
-        child.expect_exact("[y] approve")
-        child.expect_exact("> ")
-        child.sendintr()  # Ctrl-C, through the terminal's line discipline
-        child.expect_exact("(turn cancelled)")
-        child.expect_exact("› ")  # a fresh prompt, not the approval's `> ` still waiting
-        child.sendline("are you still there?")
-        child.expect_exact("Yes, still here.")
-        child.expect_exact("› ")
-        child.sendeof()  # Ctrl-D at the prompt leaves normally
-        child.expect(pexpect.EOF)
+        term.expect("› ")
+        term.line("write c.txt please")
+        term.expect("Approval needed: Write file c.txt")
+        term.expect("[y] approve")
+        term.expect("> ")
+        term.ctrl_c()  # the key, at prompt_toolkit's approval menu
+        term.expect("(turn cancelled)")
+        term.expect("› ")  # a fresh prompt, not the approval's `> ` still waiting
+        term.line("are you still there?")
+        term.expect("Yes, still here.")
+        term.expect("› ")
+        term.ctrl_d()  # Ctrl-D at the prompt leaves normally
+        code = term.wait_exit()
     finally:
-        child.close(force=True)
-    transcript = screen.getvalue()
-    assert child.exitstatus == 0, transcript
+        term.close()
+    transcript = term.screen
+    assert code == 0, transcript
     # The interrupted prompt's line is ended; the cancel is said on the next line.
-    assert "> ^C\r\n(turn cancelled)\r\n" in transcript, transcript
+    assert "^C\n(turn cancelled)\n" in transcript, transcript
     assert not (workspace / "c.txt").exists()  # a cancel never approves
     assert "already cancelled" not in transcript and "still pending" not in transcript
     # The model is told the cancelled call did not run, and is asked the new question.

@@ -1,0 +1,197 @@
+"""The interactive REPL in a real terminal (pty): history, paste, keys, Ctrl-C at every stage."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from invincat_server.runtime.agents.history_repair import INTERRUPTED_NOTE
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.terminal.cli_process import process_running
+from tests.terminal.pty_terminal import DEADLINE, Terminal
+
+UP = "\x1b[A"
+
+
+def _user_prompts(fake_openai: FakeOpenAIServer) -> list[str]:
+    return [r["messages"][-1]["content"] for r in fake_openai.chat_requests()]
+
+
+def test_up_recalls_the_previous_prompt_after_a_restart_and_history_stays_out_of_the_project(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+    invincat_home: Path,
+) -> None:
+    fake_openai.add_steps([{"content": "First answer."}, {"content": "Second answer."}])
+    first = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        first.expect("› ")
+        first.line("remember this prompt")
+        first.expect("First answer.")
+        first.expect("› ")
+        first.ctrl_d()
+        assert first.wait_exit() == 0
+    finally:
+        first.close()
+
+    second = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        second.expect("› ")
+        second.send(UP)  # the previous session's prompt comes back for editing
+        second.expect("remember this prompt")
+        second.send(" again\r")
+        second.expect("Second answer.")
+        second.expect("› ")
+        second.ctrl_d()
+        assert second.wait_exit() == 0
+    finally:
+        second.close()
+    assert _user_prompts(fake_openai) == ["remember this prompt", "remember this prompt again"]
+    assert list((invincat_home / "history").glob("*.txt"))
+    assert not [p for p in workspace.rglob("*") if "history" in p.name]
+
+
+def test_a_pasted_three_line_text_is_one_prompt_and_esc_enter_adds_a_newline(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "Got the traceback."}, {"content": "Got two lines."}])
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.paste("Traceback (most recent call last):\r  File x.py\rValueError: bad")
+        term.send("\r")
+        term.expect("Got the traceback.")
+        term.expect("› ")
+        term.send("line one\x1b\rline two\r")  # Esc-Enter (what Alt-Enter sends)
+        term.expect("Got two lines.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    assert _user_prompts(fake_openai) == [
+        "Traceback (most recent call last):\n  File x.py\nValueError: bad",
+        "line one\nline two",
+    ]
+
+
+def test_ctrl_c_at_the_prompt_clears_the_input_then_says_how_to_leave_then_leaves(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "Only this."}])
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.send("half a thought")
+        term.expect("half a thought")
+        term.ctrl_c()  # clears the typed text; nothing is sent
+        term.line("the real question")
+        term.expect("Only this.")
+        term.expect("› ")
+        term.ctrl_c()
+        term.expect("Ctrl-C again or Ctrl-D to leave")
+        term.expect("› ")
+        term.ctrl_c()
+        code = term.wait_exit()
+    finally:
+        term.close()
+    assert code == 0, term.screen
+    assert _user_prompts(fake_openai) == ["the real question"]
+
+
+def test_ctrl_c_while_the_model_streams_cancels_the_turn_and_the_next_prompt_works(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {"content": "Streaming slowly " + "word " * 200, "chunk_size": 5, "chunk_delay": 0.2},
+            {"match": {"last_user_contains": "after"}, "content": "Fresh answer."},
+        ]
+    )
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.line("talk slowly")
+        term.expect("Streaming")
+        term.ctrl_c()  # cooked mode while the turn runs: the tty sends SIGINT
+        term.expect("(turn cancelled)")
+        term.expect("› ")
+        term.line("after the cancel")
+        term.expect("Fresh answer.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+
+
+def test_ctrl_c_while_an_approved_command_runs_kills_it_and_the_next_prompt_works(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    marker = "sleep 30.125"
+    fake_openai.add_steps(
+        [
+            {"content": "Warming up."},
+            {"tool_calls": [{"name": "execute", "arguments": {"command": marker}}]},
+            {"match": {"last_user_contains": "still"}, "content": "Still here."},
+        ]
+    )
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        # One full prompt first: prompt_toolkit has run (and ended) once before the turn,
+        # which is when it used to drop the asyncio SIGINT handler.
+        term.expect("› ")
+        term.line("hello")
+        term.expect("Warming up.")
+        term.expect("› ")
+        term.line("run the long command")
+        term.expect("[y] approve")
+        term.expect("> ")
+        term.send("y")  # one keystroke answers the menu
+        deadline = time.monotonic() + DEADLINE
+        while not process_running(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert process_running(marker), term.screen
+        term.ctrl_c()
+        term.expect("(turn cancelled)")
+        term.expect("› ")
+        deadline = time.monotonic() + DEADLINE
+        while process_running(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not process_running(marker), "the command outlived the cancelled turn"
+        term.line("are you still there?")
+        term.expect("Still here.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    messages = fake_openai.chat_requests()[-1]["messages"]
+    assert [m["content"] for m in messages if m["role"] == "tool"] == [INTERRUPTED_NOTE]
+
+
+def test_tab_completes_slash_commands_and_workspace_files(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "parser_main.py").write_text("x = 1\n")
+    fake_openai.add_steps([{"content": "Looked."}])
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.send("/he\t")
+        term.expect("/help")
+        term.send("\r")
+        term.expect("/plan PROMPT")  # the help text: the completed command ran
+        term.expect("› ")
+        term.send("look at @src/pars\t")
+        term.expect("@src/parser_main.py")
+        term.send("\r")
+        term.expect("Looked.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    assert _user_prompts(fake_openai) == ["look at @src/parser_main.py"]
