@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from invincat_server.terminal.line_editor import (
     history_path,
 )
 from invincat_server.terminal.render import HumanRenderer, JsonRenderer
+from invincat_server.terminal.rich_render import RichRenderer
 from invincat_server.terminal.stdin import LineReader, PlainPrompter
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -42,6 +44,7 @@ REPL_HELP = """Commands:
   /memory          list long-term memory entries (user and project)
   /skills          list the skills the agent can load
   /plan PROMPT     plan first: a read-only planner proposes steps for you to approve
+  /expand [N]      the full output of tool result N (default: the latest)
   /exit, /quit     leave (Ctrl-D works too)
 Ctrl-C cancels the running turn (at an approval prompt too: nothing is approved);
 at an empty prompt it leaves (in a terminal: press it twice; on typed text it clears it).
@@ -49,7 +52,7 @@ In a terminal: Up for history, Tab completes /commands and @files, Esc-Enter add
 NOT_YET: set[str] = set()
 SLASH_COMMANDS = (
     *("/help", "/new", "/threads", "/thread", "/offload", "/memory", "/skills", "/plan"),
-    *("/exit", "/quit"),
+    *("/expand", "/exit", "/quit"),
 )
 
 
@@ -77,6 +80,9 @@ class ChatApp:
         self.renderer: HumanRenderer | JsonRenderer = (
             JsonRenderer() if options.json else HumanRenderer()
         )
+        if not options.json and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+            # Colour and live status only for a person at a terminal that wants colour.
+            self.renderer = RichRenderer()
         self.session: Session | None = None
         self.current: Turn | None = None
         self.following: Turn | None = None
@@ -93,6 +99,8 @@ class ChatApp:
             self._err(f"--cwd {cwd} is not a directory.")
             return EXIT_USAGE
         workspace = Workspace(find_project_root(cwd))
+        if isinstance(self.renderer, RichRenderer):
+            self.renderer.root = workspace.root
         try:
             self.session = await Session(
                 self.settings,
@@ -184,6 +192,7 @@ class ChatApp:
         return await self._drive(turn, follow=self.options.prompt is not None)
 
     async def _decide(self, request: ApprovalRequested) -> dict[str, object]:
+        self.renderer.pause()
         try:
             return await self.approver.decide(request)
         except NoAnswer:
@@ -302,6 +311,7 @@ class ChatApp:
 
     async def _read_chat(self) -> str | None:
         """The next chat input; None to leave (Ctrl-D, end of input, Ctrl-C twice)."""
+        self.renderer.pause()
         if isinstance(self.reader, PlainPrompter):
             return await self.reader.chat("\n› ")
         self.renderer.prompts.write("\n")
@@ -362,6 +372,12 @@ class ChatApp:
                         continue
                     thread_id = turn.thread_id
                     await self._drive(turn)
+                elif command == "/expand":
+                    number = arg.strip()
+                    if number and not number.isdigit():
+                        self.renderer.note("Usage: /expand [N] (N as shown after a tool result)")
+                    else:
+                        self.renderer.expand(int(number) if number else None)
                 elif command == "/memory":
                     await self._show_memory()
                 elif command == "/skills":

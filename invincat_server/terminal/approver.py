@@ -147,6 +147,8 @@ class PromptApprover:
         for option in request.always_options:
             key = "s" if option.scope == "session" else "w"
             options[key] = option.label
+        if isinstance(self.renderer, HumanRenderer) and self.renderer.diff_collapsed(request):
+            options["d"] = "show the whole diff"
         menu = "\n".join(f"  [{k}] {v}" for k, v in options.items())
         while True:
             decision, answer = await self._choose(f"{menu}\n> ", list(options))
@@ -155,6 +157,10 @@ class PromptApprover:
             key = answer[:1].lower()
             if key == "y":
                 return {"type": "approve"}
+            if key == "d" and key in options:
+                assert isinstance(self.renderer, HumanRenderer)
+                self.renderer.full_diff(request)
+                continue
             if key in ("s", "w") and key in options:
                 scope = "session" if key == "s" else "workspace"
                 return {"type": "approve_always", "scope": scope}

@@ -53,6 +53,12 @@ class JsonRenderer:
         self.prompts.write(text + "\n")
         self.prompts.flush()
 
+    def pause(self) -> None:
+        """Nothing live to stop in JSON output."""
+
+    def expand(self, number: int | None) -> None:
+        self.note("/expand shows tool output in the terminal view; --json has it in full.")
+
     def post_turn(self, event: Event) -> None:
         """Events after `turn_end` (memory work) go to stderr, so the turn's stream on
         stdout always ends with `turn_end`."""
@@ -68,6 +74,7 @@ class HumanRenderer:
         self.err = err or sys.stderr
         self.prompts = self.out
         self._mid_line = False
+        self.results: list[ToolResult] = []  # this session's tool results, for `/expand`
 
     def _line(self, text: str, stream: TextIO | None = None) -> None:
         stream = stream or self.out
@@ -93,6 +100,7 @@ class HumanRenderer:
             indent = "    " * event.depth  # a subagent's calls sit under its `task`
             self._line(f"{indent}● {event.name}({_short_args(event.args)})")
         elif isinstance(event, ToolResult):
+            self.results.append(event)
             mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]
             indent = "    " * event.depth
             self._line(f"{indent}  {mark} {summarize_result(event.content)}")
@@ -108,6 +116,29 @@ class HumanRenderer:
             if event.status == "cancelled":
                 self._line("(turn cancelled)", self.err)
             self.out.flush()
+
+    def pause(self) -> None:
+        """Before a prompt: nothing to stop here (the rich renderer stops its live area)."""
+
+    def diff_collapsed(self, request: ApprovalRequested) -> bool:
+        return False  # plain output always shows the whole diff
+
+    def full_diff(self, request: ApprovalRequested) -> None:
+        self.approval(request)
+
+    def expand(self, number: int | None) -> None:
+        """`/expand [N]`: the full output of tool result N (1 = first of this session), or of
+        the latest one."""
+        if not self.results:
+            self.note("No tool output yet.")
+            return
+        index = len(self.results) if number is None else number
+        if not 1 <= index <= len(self.results):
+            self.note(f"No tool output #{index}; there are {len(self.results)}.")
+            return
+        result = self.results[index - 1]
+        self.note(f"#{index} {result.name} ({result.status}):")
+        self.note(result.content.rstrip("\n"))
 
     def approval(self, request: ApprovalRequested) -> None:
         """Show what is asked: description, and the diff for file changes."""

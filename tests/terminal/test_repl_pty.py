@@ -114,6 +114,8 @@ def test_ctrl_c_while_the_model_streams_cancels_the_turn_and_the_next_prompt_wor
         term.expect("› ")
         term.line("talk slowly")
         term.expect("Streaming")
+        term.expect("working · ")  # the live status line under the streamed text
+        term.expect("Ctrl-C cancels")
         term.ctrl_c()  # cooked mode while the turn runs: the tty sends SIGINT
         term.expect("(turn cancelled)")
         term.expect("› ")
@@ -195,3 +197,86 @@ def test_tab_completes_slash_commands_and_workspace_files(
     finally:
         term.close()
     assert _user_prompts(fake_openai) == ["look at @src/parser_main.py"]
+
+
+def test_tool_output_is_collapsed_and_expand_shows_all_of_it(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "execute", "arguments": {"command": "seq 101 140"}}]},
+            {"content": "Counted."},
+        ]
+    )
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.line("count")
+        term.expect("[y] approve")
+        term.expect("> ")
+        term.send("y")
+        shown = term.expect("Counted.")
+        assert "101" in shown and "/expand 1)" in shown and "140" not in shown, term.screen
+        term.expect("› ")
+        term.line("/expand")
+        term.expect("140")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+
+
+def test_markdown_is_rendered_in_colour_and_left_plain_with_no_color(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "Use **bold** here."}, {"content": "Use **bold** here."}])
+    for env, expected in (({}, "Use bold here."), ({"NO_COLOR": "1"}, "Use **bold** here.")):
+        term = Terminal(["chat", "--cwd", str(workspace)], {**invincat_env, **env})
+        try:
+            term.expect("› ")
+            term.line("say it")
+            term.expect(expected)
+            term.expect("› ")
+            term.ctrl_d()
+            assert term.wait_exit() == 0
+        finally:
+            term.close()
+        if env:
+            assert "\x1b[1m" not in term.raw  # no bold: NO_COLOR keeps the plain renderer
+
+
+def test_a_long_diff_is_cut_at_the_approval_and_d_shows_all_before_deciding(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    content = "".join(f"row {i}\n" for i in range(1, 121))
+    fake_openai.add_steps(
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "big.txt", "content": content}}
+                ]
+            },
+            {"content": "Wrote it."},
+        ]
+    )
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.line("write big")
+        shown = term.expect("[d] show the whole diff")
+        assert "row 1\n" in shown and "more lines (+120 -0 in all)" in shown
+        assert "row 120" not in shown
+        term.expect("> ")
+        term.send("d")
+        term.expect("row 120")
+        term.expect("> ")
+        assert not (workspace / "big.txt").exists()
+        term.send("y")
+        term.expect("Wrote it.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    assert (workspace / "big.txt").read_text() == content

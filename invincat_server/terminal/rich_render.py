@@ -1,0 +1,277 @@
+"""Rendering for a person at a colour terminal, on rich.
+
+Used only when stdout is a terminal and NO_COLOR is unset (and not `--json`); everything else
+keeps `render.HumanRenderer`'s plain, stable lines. Same methods as HumanRenderer:
+
+- the answer streams into a live area (its last lines, under a status line with the elapsed
+  time and context use), then is printed once as Markdown with highlighted code;
+- tool results are one line with `/expand N` to see them whole;
+- diffs are coloured; long ones are cut to a head with a summary (`d` shows all);
+- writes that a session or workspace rule approved still show a short diff of what changed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import time
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.spinner import Spinner
+from rich.text import Text
+
+from invincat_server.runtime.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    ContextUsage,
+    Error,
+    Event,
+    MemoryChanged,
+    MessageDelta,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+)
+from invincat_server.terminal.render import HumanRenderer, _short_args, summarize_result
+
+DIFF_HEAD_LINES = 40  # an approval diff longer than this is cut, with `d` to see it all
+RULE_DIFF_LINES = 12  # a rule-approved write shows this much of what changed
+WRITE_TOOLS = ("write_file", "edit_file")
+CODE_THEME = "monokai"
+
+
+def diff_text(diff: str, limit: int | None = None) -> tuple[Text, int]:
+    """A unified diff coloured line by line; with `limit`, only its first lines. Returns the
+    text and how many lines were left out."""
+    lines = diff.rstrip("\n").splitlines()
+    shown = lines if limit is None else lines[:limit]
+    text = Text()
+    for line in shown:
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = ""
+        text.append("    " + line + "\n", style=style)
+    return text, len(lines) - len(shown)
+
+
+def diff_summary(diff: str) -> str:
+    lines = diff.splitlines()
+    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
+    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+    return f"+{added} -{removed}"
+
+
+class RichRenderer(HumanRenderer):
+    def __init__(
+        self,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        *,
+        root: Path | None = None,
+        console: Console | None = None,
+        err_console: Console | None = None,
+        live: bool = True,
+    ) -> None:
+        super().__init__(out, err)
+        self.console = console or Console(file=self.out, highlight=False)
+        self.err_console = err_console or Console(file=self.err, highlight=False)
+        self.root = root
+        self.live_enabled = live
+        self._live: Live | None = None
+        self._answer = ""
+        self._started = time.monotonic()
+        self._context = ""
+        self._asked: set[str] = set()  # tool calls a person approved (their diff was shown)
+        self._before: dict[str, tuple[ToolCall, str | None]] = {}
+        self._collapsed: set[str] = set()
+
+    # -- the live area ----------------------------------------------------------------
+    def _status(self) -> RenderableType:
+        elapsed = int(time.monotonic() - self._started)
+        words = f"working · {elapsed}s" + (f" · {self._context}" if self._context else "")
+        return Spinner("dots", Text(words + " · Ctrl-C cancels", style="dim"))
+
+    def _live_view(self) -> RenderableType:
+        height = max(3, self.console.size.height - 4)
+        tail = "\n".join(self._answer.splitlines()[-height:])
+        return Group(Text(tail), self._status()) if tail else self._status()
+
+    def _start_live(self) -> None:
+        if not self.live_enabled or self._live is not None:
+            return
+        self._live = Live(
+            get_renderable=self._live_view,
+            console=self.console,
+            transient=True,  # the status line disappears; the answer is printed for good
+            refresh_per_second=8,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._live.start()
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if self._answer.strip():
+            self.console.print(Markdown(self._answer, code_theme=CODE_THEME))
+        self._answer = ""
+
+    def pause(self) -> None:
+        """Before anything else writes to the terminal (a prompt, a note)."""
+        self._stop_live()
+
+    # -- HumanRenderer's methods ---------------------------------------------------
+    def note(self, text: str) -> None:
+        self._stop_live()
+        self.console.print(Text(text))
+
+    def post_turn(self, event: Event) -> None:
+        if isinstance(event, MemoryChanged):
+            self.err_console.print(
+                Text(f"memory: {event.scope} memory updated (batch {event.batch_id})", "dim")
+            )
+
+    def event(self, event: Event) -> None:
+        if isinstance(event, TurnStart):
+            self._started = time.monotonic()
+            self._start_live()
+        elif isinstance(event, MessageDelta):
+            self._answer += event.text
+            self._start_live()
+        elif isinstance(event, ApprovalRequested):
+            self._stop_live()  # a prompt follows: nothing may redraw over it
+        elif isinstance(event, ContextUsage):
+            self._context = f"context {event.tokens:,}/{event.limit:,} tokens"
+        elif isinstance(event, ToolCall):
+            self._stop_live()
+            self._tool_call(event)
+            self._start_live()
+        elif isinstance(event, ToolResult):
+            self._stop_live()
+            self._tool_result(event)
+            self._start_live()
+        elif isinstance(event, ApprovalResolved):
+            self._stop_live()
+            extra = f" — remembered: {event.remembered}" if event.remembered else ""
+            self.console.print(Text(f"  ✓ {event.decision}{extra}", style="green"))
+            self._start_live()
+        elif isinstance(event, Error):
+            self._stop_live()
+            self.err_console.print(Text(f"error: {event.message}", style="bold red"))
+        elif isinstance(event, TurnEnd):
+            self._stop_live()
+            if event.status == "cancelled":
+                self.err_console.print(Text("(turn cancelled)", style="yellow"))
+
+    def _tool_call(self, event: ToolCall) -> None:
+        indent = "    " * event.depth
+        line = Text(indent + "● ", style="cyan")
+        line.append(event.name, style="bold cyan")
+        line.append(f"({_short_args(event.args)})", style="dim")
+        self.console.print(line)
+        if event.name in WRITE_TOOLS:
+            # Kept to show what changed if a rule (not a person) approves the write.
+            self._before[event.id] = (event, self._read(event.args.get("path")))
+
+    def _read(self, path: object) -> str | None:
+        if self.root is None or not isinstance(path, str):
+            return None
+        target = (self.root / path).resolve()
+        if not target.is_relative_to(self.root.resolve()):
+            return None
+        try:
+            return target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def _tool_result(self, event: ToolResult) -> None:
+        self.results.append(event)
+        number = len(self.results)
+        indent = "    " * event.depth
+        mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]
+        style = {"success": "", "error": "red", "rejected": "yellow"}[event.status]
+        line = Text(f"{indent}  {mark} ", style=style)
+        summary = summarize_result(event.content)
+        if summary.endswith(" lines)"):
+            head, _, more = summary.rpartition(" (+")
+            line.append(head)
+            line.append(f" (+{more[:-1]}, /expand {number})", style="dim")
+        else:
+            line.append(summary)
+        self.console.print(line)
+        call, before = self._before.pop(event.id, (None, None))
+        if call is not None and event.status == "success" and event.id not in self._asked:
+            self._rule_approved_diff(call, before, indent)
+
+    def _rule_approved_diff(self, call: ToolCall, before: str | None, indent: str) -> None:
+        """A write no one was asked about (a session/workspace rule allowed it): still show
+        what changed, shortly."""
+        path = str(call.args.get("path", ""))
+        if call.name == "edit_file":
+            old = str(call.args.get("old_string", ""))
+            new = str(call.args.get("new_string", ""))
+        else:
+            old, new = before or "", str(call.args.get("content", ""))
+        diff = "".join(
+            difflib.unified_diff(
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                f"a/{path}",
+                f"b/{path}",
+                n=1,
+            )
+        )
+        if not diff:
+            return
+        body = "\n".join(diff.splitlines()[2:])  # the ---/+++ header adds nothing here
+        text, left_out = diff_text(body, RULE_DIFF_LINES)
+        self.console.print(Text(f"{indent}    {path} ({diff_summary(body)}):", style="dim"))
+        self.console.print(text, end="")
+        if left_out:
+            self.console.print(Text(f"{indent}    … {left_out} more lines", style="dim"))
+
+    # -- approvals ------------------------------------------------------------------
+    def approval(self, request: ApprovalRequested) -> None:
+        self._stop_live()
+        if request.tool_call_id:
+            self._asked.add(request.tool_call_id)
+        self.console.print(Text(f"⚠ Approval needed: {request.description}", style="bold yellow"))
+        if request.diff:
+            text, left_out = diff_text(request.diff, DIFF_HEAD_LINES)
+            self.console.print(text, end="")
+            if left_out:
+                self._collapsed.add(request.approval_id)
+                self.console.print(
+                    Text(
+                        f"    … {left_out} more lines ({diff_summary(request.diff)} in all)"
+                        " — [d] shows the whole diff",
+                        style="dim",
+                    )
+                )
+        elif request.tool_name != "execute":
+            args = json.dumps(request.args, ensure_ascii=False)[:500]
+            self.console.print(Text(f"    args: {args}", style="dim"))
+
+    def diff_collapsed(self, request: ApprovalRequested) -> bool:
+        return request.approval_id in self._collapsed
+
+    def full_diff(self, request: ApprovalRequested) -> None:
+        text, _ = diff_text(request.diff or "")
+        self.console.print(text, end="")
+
+    def expand(self, number: int | None) -> None:
+        self._stop_live()
+        super().expand(number)
