@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.application import get_app_or_none, run_in_terminal
+from prompt_toolkit.application import Application, get_app_or_none, run_in_terminal
+from prompt_toolkit.application.current import set_app
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
@@ -139,6 +140,7 @@ class LineEditor:
     def __init__(self, history_file: Path, completer: Completer) -> None:
         history_file.parent.mkdir(parents=True, exist_ok=True)
         self._menu: list[str] = []
+        self._showing: Application[str] | None = None
         self._chat = PromptSession(
             history=FileHistory(str(history_file)),
             completer=completer,
@@ -153,7 +155,9 @@ class LineEditor:
 
     @property
     def busy(self) -> bool:
-        return get_app_or_none() is not None and get_app_or_none().is_running
+        """A prompt is on screen (tracked here: background tasks do not share the prompt's
+        context, so prompt_toolkit's `get_app()` would not see it from them)."""
+        return self._showing is not None
 
     async def chat(self, prompt: str) -> str | None:
         """The next chat input (may hold newlines); None at Ctrl-D. Raises Interrupted."""
@@ -168,17 +172,22 @@ class LineEditor:
             self._menu = []
 
     async def _ask(self, session: PromptSession[str], prompt: str) -> str | None:
+        self._showing = session.app
         try:
             # handle_sigint=False: prompt_toolkit would otherwise remove the asyncio SIGINT
             # handler when the prompt ends, and a later Ctrl-C would not cancel the turn.
             return await session.prompt_async(ANSI(prompt), handle_sigint=False)
         except EOFError:
             return None
+        finally:
+            self._showing = None
 
     async def print_above(self, write: Callable[[], None]) -> None:
         """Run `write` (printing to the terminal) without landing in the input line: above
         the prompt when one is shown, directly otherwise."""
-        if self.busy:
-            await run_in_terminal(write)
-        else:
+        app = self._showing
+        if app is None:
             write()
+            return
+        with set_app(app):  # this task did not start the prompt: point it at it
+            await run_in_terminal(write)

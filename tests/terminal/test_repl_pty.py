@@ -280,3 +280,68 @@ def test_a_long_diff_is_cut_at_the_approval_and_d_shows_all_before_deciding(
     finally:
         term.close()
     assert (workspace / "big.txt").read_text() == content
+
+
+def test_a_memory_notice_while_typing_lands_above_the_prompt_not_in_the_typed_line(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    memory_model = "memory-model"
+    operation = {
+        "op": "create",
+        "scope": "project",
+        "section": "Testing",
+        "content": "Run the tests with pytest -q",
+        "confidence": "high",
+        "score": 85,
+        "score_reason": "the user asked to remember it",
+    }
+    fake_openai.add_steps(
+        [
+            {"match": {"model": "fake-model"}, "content": "Noted."},
+            {
+                "match": {"model": memory_model},
+                "tool_calls": [
+                    {
+                        "name": "submit_memory_operations",
+                        "arguments": {"operations": [operation]},
+                    }
+                ],
+                "delay": 4.0,  # the answer is shown and the user is typing when it lands
+            },
+            {"match": {"model": "fake-model"}, "content": "Sure."},
+            {
+                "match": {"model": memory_model},
+                "tool_calls": [
+                    {"name": "submit_memory_operations", "arguments": {"operations": []}}
+                ],
+            },
+        ]
+    )
+    env = {
+        **invincat_env,
+        "INVINCAT_MEMORY_EXTRACTION": "on",
+        "INVINCAT_MEMORY_MODEL": memory_model,
+    }
+    term = Terminal(["chat", "--cwd", str(workspace)], env)
+    try:
+        term.expect("› ")
+        term.line("remember we use pytest with -q")
+        term.expect("Noted.")
+        term.expect("› ")
+        term.send("half typed")
+        term.expect("half typed")
+        term.expect("memory updated")
+        term.send(" question\r")
+        term.expect("Sure.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    # Between the typed text and the notice, the prompt line was erased (`ESC [ J`): the
+    # notice is printed on a clean line above the prompt, which is then drawn again.
+    raw = term.raw
+    notice_at = raw.index("memory: ")
+    assert "\x1b[J" in raw[raw.rindex("half typed", 0, notice_at) : notice_at], raw
+    main = [r for r in fake_openai.chat_requests() if r.get("model") == "fake-model"]
+    assert main[-1]["messages"][-1]["content"] == "half typed question"
