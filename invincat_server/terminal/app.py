@@ -9,6 +9,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from invincat_server.runtime.config import ConfigError, Settings, find_project_root
 from invincat_server.runtime.errors import SessionError
@@ -80,7 +81,7 @@ class ChatApp:
         self.renderer: HumanRenderer | JsonRenderer = (
             JsonRenderer() if options.json else HumanRenderer()
         )
-        if not options.json and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        if self._interactive_terminal(sys.stdout) and not os.environ.get("NO_COLOR"):
             # Colour and live status only for a person at a terminal that wants colour.
             self.renderer = RichRenderer()
         self.session: Session | None = None
@@ -88,6 +89,11 @@ class ChatApp:
         self.following: Turn | None = None
         self.interrupted = False
         self._printing: set[asyncio.Future[None]] = set()
+
+    def _interactive_terminal(self, stream: TextIO) -> bool:
+        """The REPL at a terminal. One-shot runs, pipes and `--json` stay plain and stable
+        for scripts."""
+        return not self.options.json and self.options.prompt is None and stream.isatty()
 
     def _err(self, text: str) -> None:
         sys.stderr.write(f"invincat: {text}\n")
@@ -136,7 +142,7 @@ class ChatApp:
     def _input(self, workspace: Workspace) -> PlainPrompter | LineEditor:
         """prompt_toolkit when a person types at a terminal; plain lines for pipes, scripts
         and `--json`, whose input and output stay exactly as they were."""
-        if self.options.json or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        if not (self._interactive_terminal(sys.stdout) and sys.stdin.isatty()):
             return PlainPrompter(LineReader(), self.renderer.prompts)
         return LineEditor(
             history_path(self.settings.home, workspace.root),

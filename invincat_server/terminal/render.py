@@ -21,7 +21,7 @@ from invincat_server.runtime.events import (
 MAX_ARG_CHARS = 80
 
 
-def _short_args(args: dict[str, Any]) -> str:
+def short_args(args: dict[str, Any]) -> str:
     parts = []
     for key, value in args.items():
         text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
@@ -98,7 +98,7 @@ class HumanRenderer:
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ToolCall):
             indent = "    " * event.depth  # a subagent's calls sit under its `task`
-            self._line(f"{indent}● {event.name}({_short_args(event.args)})")
+            self._line(f"{indent}● {event.name}({short_args(event.args)})")
         elif isinstance(event, ToolResult):
             self.results.append(event)
             mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]

@@ -5,7 +5,7 @@ keeps `render.HumanRenderer`'s plain, stable lines. Same methods as HumanRendere
 
 - the answer streams into a live area (its last lines, under a status line with the elapsed
   time and context use), then is printed once as Markdown with highlighted code;
-- tool results are one line with `/expand N` to see them whole;
+- tool results are one line with `/expand N` to see them whole; todos are a checklist;
 - diffs are coloured; long ones are cut to a head with a summary (`d` shows all);
 - writes that a session or workspace rule approved still show a short diff of what changed.
 """
@@ -32,12 +32,13 @@ from invincat_server.runtime.events import (
     Event,
     MemoryChanged,
     MessageDelta,
+    Todos,
     ToolCall,
     ToolResult,
     TurnEnd,
     TurnStart,
 )
-from invincat_server.terminal.render import HumanRenderer, _short_args, summarize_result
+from invincat_server.terminal.render import HumanRenderer, short_args, summarize_result
 
 DIFF_HEAD_LINES = 40  # an approval diff longer than this is cut, with `d` to see it all
 RULE_DIFF_LINES = 12  # a rule-approved write shows this much of what changed
@@ -71,6 +72,20 @@ def diff_summary(diff: str) -> str:
     added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
     removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
     return f"+{added} -{removed}"
+
+
+TODO_MARKS = {"completed": ("☑", "green"), "in_progress": ("◐", "bold yellow")}
+
+
+def todo_checklist(items: list[dict[str, object]]) -> Text:
+    """The agent's todo list as a checklist, printed again whenever it changes."""
+    text = Text()
+    for item in items:
+        mark, style = TODO_MARKS.get(str(item.get("status")), ("☐", ""))
+        done = " strike dim" if item.get("status") == "completed" else ""
+        text.append(f"  {mark} ", style=style)
+        text.append(f"{item.get('content', '')}\n", style=(style + done).strip())
+    return text
 
 
 class RichRenderer(HumanRenderer):
@@ -153,6 +168,10 @@ class RichRenderer(HumanRenderer):
             self._start_live()
         elif isinstance(event, ApprovalRequested):
             self._stop_live()  # a prompt follows: nothing may redraw over it
+        elif isinstance(event, Todos):
+            self._stop_live()
+            self.console.print(todo_checklist(event.items))
+            self._start_live()
         elif isinstance(event, ContextUsage):
             self._context = f"context {event.tokens:,}/{event.limit:,} tokens"
         elif isinstance(event, ToolCall):
@@ -180,7 +199,7 @@ class RichRenderer(HumanRenderer):
         indent = "    " * event.depth
         line = Text(indent + "● ", style="cyan")
         line.append(event.name, style="bold cyan")
-        line.append(f"({_short_args(event.args)})", style="dim")
+        line.append(f"({short_args(event.args)})", style="dim")
         self.console.print(line)
         if event.name in WRITE_TOOLS:
             # Kept to show what changed if a rule (not a person) approves the write.

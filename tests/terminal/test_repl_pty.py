@@ -345,3 +345,16 @@ def test_a_memory_notice_while_typing_lands_above_the_prompt_not_in_the_typed_li
     assert "\x1b[J" in raw[raw.rindex("half typed", 0, notice_at) : notice_at], raw
     main = [r for r in fake_openai.chat_requests() if r.get("model") == "fake-model"]
     assert main[-1]["messages"][-1]["content"] == "half typed question"
+
+
+def test_a_one_shot_run_in_a_terminal_keeps_the_plain_output(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "Use **bold** here."}])
+    term = Terminal(["chat", "say it", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("Use **bold** here.")
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    assert "\x1b[" not in term.raw  # not a single escape sequence: scripts read it as is

@@ -10,6 +10,7 @@ from rich.console import Console
 from invincat_server.runtime.events import (
     ApprovalRequested,
     MessageDelta,
+    Todos,
     ToolCall,
     ToolResult,
     TurnEnd,
@@ -125,3 +126,15 @@ def test_a_cancelled_turn_says_so_on_stderr() -> None:
     renderer.event(TurnStart(thread_id="t", turn_id="u"))
     renderer.event(TurnEnd(status="cancelled", thread_id="t", turn_id="u"))
     assert "(turn cancelled)" in err.export_text()
+
+
+def test_todos_are_a_checklist() -> None:
+    renderer, out, _ = _renderer()
+    items = [
+        {"content": "Read the parser", "status": "completed"},
+        {"content": "Fix the bug", "status": "in_progress"},
+        {"content": "Add a test", "status": "pending"},
+    ]
+    _turn(renderer, Todos(items=items))
+    text = out.export_text()
+    assert "☑ Read the parser" in text and "◐ Fix the bug" in text and "☐ Add a test" in text
