@@ -32,6 +32,7 @@ from invincat_server.terminal.line_editor import (
     history_path,
 )
 from invincat_server.terminal.render import HumanRenderer, JsonRenderer
+from invincat_server.terminal.retry_watch import RetryWatch
 from invincat_server.terminal.rich_render import RichRenderer
 from invincat_server.terminal.stdin import LineReader, PlainPrompter
 
@@ -78,12 +79,14 @@ class ChatApp:
     def __init__(self, settings: Settings, options: ChatOptions) -> None:
         self.settings = settings.with_model(options.model)
         self.options = options
+        self.retries: RetryWatch | None = None
         self.renderer: HumanRenderer | JsonRenderer = (
             JsonRenderer() if options.json else HumanRenderer()
         )
         if self._interactive_terminal(sys.stdout) and not os.environ.get("NO_COLOR"):
             # Colour and live status only for a person at a terminal that wants colour.
-            self.renderer = RichRenderer()
+            self.retries = RetryWatch()  # retries are only logged by the client
+            self.renderer = RichRenderer(retries=self.retries)
         self.session: Session | None = None
         self.current: Turn | None = None
         self.following: Turn | None = None
@@ -127,6 +130,8 @@ class ChatApp:
         )
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        if self.retries is not None:
+            self.retries.install()
         try:
             thread_id = await self._pick_thread()
             if thread_id is False:
@@ -137,6 +142,8 @@ class ChatApp:
             return EXIT_FAILED
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            if self.retries is not None:
+                self.retries.uninstall()
             await self.session.close()
 
     def _input(self, workspace: Workspace) -> PlainPrompter | LineEditor:

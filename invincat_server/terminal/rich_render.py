@@ -4,7 +4,8 @@ Used only when stdout is a terminal and NO_COLOR is unset (and not `--json`); ev
 keeps `render.HumanRenderer`'s plain, stable lines. Same methods as HumanRenderer:
 
 - the answer streams into a live area (its last lines, under a status line with the elapsed
-  time and context use), then is printed once as Markdown with highlighted code;
+  time, context use, and the model client's retries with why), then is printed once as
+  Markdown with highlighted code;
 - tool results are one line with `/expand N` to see them whole; todos are a checklist;
 - diffs are coloured; long ones are cut to a head with a summary (`d` shows all);
 - writes that a session or workspace rule approved still show a short diff of what changed.
@@ -39,6 +40,7 @@ from invincat_server.runtime.events import (
     TurnStart,
 )
 from invincat_server.terminal.render import HumanRenderer, short_args, summarize_result
+from invincat_server.terminal.retry_watch import RetryWatch
 
 DIFF_HEAD_LINES = 40  # an approval diff longer than this is cut, with `d` to see it all
 RULE_DIFF_LINES = 12  # a rule-approved write shows this much of what changed
@@ -98,12 +100,15 @@ class RichRenderer(HumanRenderer):
         console: Console | None = None,
         err_console: Console | None = None,
         live: bool = True,
+        retries: RetryWatch | None = None,
     ) -> None:
         super().__init__(out, err)
         self.console = console or Console(file=self.out, highlight=False)
         self.err_console = err_console or Console(file=self.err, highlight=False)
         self.root = root
         self.live_enabled = live
+        self.retries = retries
+        self._spinner = Spinner("dots")
         self._live: Live | None = None
         self._answer = ""
         self._started = time.monotonic()
@@ -115,8 +120,14 @@ class RichRenderer(HumanRenderer):
     # -- the live area ----------------------------------------------------------------
     def _status(self) -> RenderableType:
         elapsed = int(time.monotonic() - self._started)
-        words = f"working · {elapsed}s" + (f" · {self._context}" if self._context else "")
-        return Spinner("dots", Text(words + " · Ctrl-C cancels", style="dim"))
+        parts = [f"working · {elapsed}s", self._context]
+        retry = self.retries.describe() if self.retries else ""
+        text = Text(" · ".join(p for p in parts if p), style="dim")
+        if retry:
+            text.append(f" · {retry}", style="yellow")
+        text.append(" · Ctrl-C cancels", style="dim")
+        self._spinner.update(text=text)  # one spinner, so that it turns between refreshes
+        return self._spinner
 
     def _live_view(self) -> RenderableType:
         height = max(3, self.console.size.height - 4)
@@ -162,6 +173,8 @@ class RichRenderer(HumanRenderer):
     def event(self, event: Event) -> None:
         if isinstance(event, TurnStart):
             self._started = time.monotonic()
+            if self.retries:
+                self.retries.reset()
             self._start_live()
         elif isinstance(event, MessageDelta):
             self._answer += event.text

@@ -358,3 +358,25 @@ def test_a_one_shot_run_in_a_terminal_keeps_the_plain_output(
     finally:
         term.close()
     assert "\x1b[" not in term.raw  # not a single escape sequence: scripts read it as is
+
+
+def test_the_status_line_says_when_and_why_the_model_request_is_retried(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {"fault": "http_500", "times": 2, "delay": 1.0},
+            {"content": "Answered at last."},
+        ]
+    )
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.line("hello")
+        term.expect("retry 1 of 2 (HTTP 500")  # shown while it waits, not only in the final error
+        term.expect("Answered at last.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
