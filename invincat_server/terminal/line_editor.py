@@ -138,7 +138,9 @@ class LineEditor:
     """The prompt_toolkit prompt used for the chat prompt and for approval answers."""
 
     def __init__(self, history_file: Path, completer: Completer) -> None:
-        history_file.parent.mkdir(parents=True, exist_ok=True)
+        # Prompts can hold secrets: the history is readable by its owner only.
+        history_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(history_file, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600))
         self._menu: list[str] = []
         self._showing: Application[str] | None = None
         self._chat = PromptSession(

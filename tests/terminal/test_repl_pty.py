@@ -48,7 +48,8 @@ def test_up_recalls_the_previous_prompt_after_a_restart_and_history_stays_out_of
     finally:
         second.close()
     assert _user_prompts(fake_openai) == ["remember this prompt", "remember this prompt again"]
-    assert list((invincat_home / "history").glob("*.txt"))
+    [history] = list((invincat_home / "history").glob("*.txt"))
+    assert history.stat().st_mode & 0o077 == 0  # prompts may hold secrets: owner only
     assert not [p for p in workspace.rglob("*") if "history" in p.name]
 
 
