@@ -381,3 +381,51 @@ def test_the_status_line_says_when_and_why_the_model_request_is_retried(
         assert term.wait_exit() == 0
     finally:
         term.close()
+
+
+def test_a_write_approved_by_a_session_rule_still_shows_what_changed(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "conf.txt").write_text("mode = slow\nlevel = 1\n")
+    fake_openai.add_steps(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": "notes.txt", "content": "first\n"},
+                    }
+                ]
+            },
+            {"content": "Wrote notes."},
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {"path": "conf.txt", "content": "mode = fast\nlevel = 1\n"},
+                    }
+                ]
+            },
+            {"content": "Changed the mode."},
+        ]
+    )
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.line("write notes")
+        term.expect("[s] ")
+        term.expect("> ")
+        term.send("s")  # allow writes for the rest of the session
+        term.expect("Wrote notes.")
+        term.expect("› ")
+        term.line("make it fast")
+        shown = term.expect("Changed the mode.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    assert "Approval needed" not in shown  # nobody was asked ...
+    assert "conf.txt (+1 -1):" in shown  # ... yet the change is shown
+    assert "-mode = slow" in shown and "+mode = fast" in shown, shown
+    assert (workspace / "conf.txt").read_text() == "mode = fast\nlevel = 1\n"
