@@ -45,7 +45,10 @@ def history_path(home: Path, project_root: Path) -> Path:
 
 
 class ChatCompleter(Completer):
-    """Slash commands at the start of the input; `@path` anywhere, for workspace files only."""
+    """Slash commands at the start of the input; `@path` anywhere, for workspace files only.
+
+    Not prompt_toolkit's PathCompleter: it completes `../` and absolute paths, and the
+    promise here is that only files inside the project are offered."""
 
     def __init__(self, commands: Iterable[str], root: Path) -> None:
         self.commands = sorted(commands)
@@ -80,7 +83,9 @@ class ChatCompleter(Completer):
                 continue
             if entry.name.startswith(".") and not name_part.startswith("."):
                 continue
-            is_dir = entry.is_dir(follow_symlinks=False)
+            if not Path(entry.path).resolve().is_relative_to(self.root):
+                continue  # a symlink out of the project
+            is_dir = entry.is_dir()
             text = entry.name + ("/" if is_dir else "")
             yield Completion(text, start_position=-len(name_part), display=text)
             shown += 1
