@@ -180,8 +180,8 @@ class SessionHost:
             log.exception("restoring pending approvals failed")
 
     def _on_event(self, turn: Turn, event: Any) -> None:
-        if self._closing:
-            return
+        if self._closing or event.type == "tool_output":
+            return  # live `execute` output is not (yet) part of the editor protocol
         data = event.to_json_dict()
         self._ls.protocol.notify_json(
             EVENT, {"threadId": turn.thread_id, "turnId": turn.turn_id, "event": data}

@@ -57,6 +57,18 @@ class AlwaysOption(BaseModel):
     command_prefix: str | None = None
 
 
+class ToolOutput(_Event):
+    """Output of a running `execute` call as it arrives: whole lines of merged
+    stdout/stderr, coalesced (a few events a second at most). Lines the `tool_result` would
+    withhold are withheld here too. The `tool_result` still carries the (capped) output."""
+
+    type: Literal["tool_output"] = "tool_output"
+    id: str
+    """The tool call id (as in `tool_call`)."""
+    text: str
+    depth: int = 0
+
+
 class ApprovalRequested(_Event):
     type: Literal["approval_requested"] = "approval_requested"
     approval_id: str
@@ -134,6 +146,7 @@ Event = Annotated[
     | MessageDelta
     | ToolCall
     | ToolResult
+    | ToolOutput
     | ApprovalRequested
     | ApprovalResolved
     | Todos

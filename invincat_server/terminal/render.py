@@ -14,6 +14,7 @@ from invincat_server.runtime.events import (
     MemoryChanged,
     MessageDelta,
     ToolCall,
+    ToolOutput,
     ToolResult,
     TurnEnd,
 )
@@ -46,6 +47,8 @@ class JsonRenderer:
         self.prompts = prompts or sys.stderr  # approval prompts never pollute the JSON stream
 
     def event(self, event: Event) -> None:
+        if isinstance(event, ToolOutput):
+            return  # live output is for the rich view; `tool_result` carries it for scripts
         self.out.write(json.dumps(event.to_json_dict(), ensure_ascii=False) + "\n")
         self.out.flush()
 

@@ -6,7 +6,8 @@ settings under `$INVINCAT_HOME` (issue 13 §1).
   `.invincat/`).
 - A shell command can still read a store in ways no parser can foresee (`grep -r . `, a
   hard link, a script): lines of `execute` output that carry store or journal data are
-  withheld, so the content never reaches the model.
+  withheld, so the content never reaches the model (nor the user's screen: live
+  `tool_output` lines go through the same filter).
 - Around every tool execution the stores are fingerprinted; a change that did not go
   through governance is quarantined and reverted, the tool result says so to the model and
   an `error` event tells the user.
@@ -19,6 +20,7 @@ settings under `$INVINCAT_HOME` (issue 13 §1).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -30,6 +32,7 @@ from langgraph.types import Command
 from invincat_server.runtime.memory.service import MemoryService
 from invincat_server.runtime.policy.settings_watch import SettingsSnapshot, SettingsWatch
 from invincat_server.runtime.tool_outcome import declined
+from invincat_server.runtime.tools.shell import live_output_filtered
 
 WITHHELD = "[line withheld: it contains memory store or Invincat settings data]"
 MIN_NEEDLE = 12
@@ -61,19 +64,22 @@ def settings_needles(snapshot: SettingsSnapshot | None) -> list[str]:
     return [n for n in found if len(n) >= MIN_NEEDLE]
 
 
+def withhold_line(line: str, patterns: list[str]) -> str:
+    """The line, or the WITHHELD marker if it carries one of ``patterns``."""
+    if len(line) >= MIN_NEEDLE and any(p in line for p in patterns):
+        return WITHHELD
+    return line
+
+
 def withhold_memory_lines(result: ToolMessage, patterns: list[str]) -> ToolMessage:
     text = result.content if isinstance(result.content, str) else result.text
     if not patterns:
         return result
     lines = text.split("\n")
-    changed = False
-    for index, line in enumerate(lines):
-        if len(line) >= MIN_NEEDLE and any(p in line for p in patterns):
-            lines[index] = WITHHELD
-            changed = True
-    if not changed:
+    filtered = [withhold_line(line, patterns) for line in lines]
+    if filtered == lines:
         return result
-    return result.model_copy(update={"content": "\n".join(lines)})
+    return result.model_copy(update={"content": "\n".join(filtered)})
 
 
 class MemoryGuardMiddleware(AgentMiddleware):
@@ -107,7 +113,14 @@ class MemoryGuardMiddleware(AgentMiddleware):
             if call["name"] == "execute"
             else []
         )
-        result = await handler(request)
+        if call["name"] == "execute":
+            # Live output of the command is filtered line by line exactly as the result is.
+            with live_output_filtered(
+                call["id"], functools.partial(withhold_line, patterns=secret)
+            ):
+                result = await handler(request)
+        else:
+            result = await handler(request)
         if secret and isinstance(result, ToolMessage):
             result = withhold_memory_lines(result, secret)
         reports = []

@@ -10,6 +10,10 @@ waiting for the process never waits for the pipe, and we decide when to stop rea
 background child holding the pipe open therefore cannot hang the call: we wait for the
 main process, kill the group (closing the pipe's other ends), then drain what is left,
 with a time bound for anything that escaped the group (setsid, daemons).
+
+While the command runs, its output also goes out live as `tool_output` events (whole
+lines, a few events a second), through the same line filter the memory guard applies to
+the tool result: a front end never shows live what the result withholds.
 """
 
 from __future__ import annotations
@@ -20,22 +24,122 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
 from langchain_core.tools import BaseTool, ToolException
+from langgraph.config import get_config, get_stream_writer
 from pydantic import BaseModel, Field
 
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.tools.files import make_tool, tool_errors
 
-__all__ = ["CommandResult", "build_shell_tools", "kill_process_group", "run_command"]
+__all__ = [
+    "CommandResult",
+    "LiveOutput",
+    "build_shell_tools",
+    "kill_process_group",
+    "live_output_filtered",
+    "run_command",
+]
 
 SHELL = "/bin/bash"
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL: time for cleanup handlers to run
 DRAIN_TIMEOUT = 1.0  # seconds to keep reading after the group is gone
 _POLL = 0.02
 _READ_CHUNK = 65536
+LIVE_INTERVAL = 0.1  # seconds: at most ~10 `tool_output` events a second
+LIVE_MAX_LINE = 4096  # a longer unfinished line is not shown live (the result has it)
+
+LineFilter = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class _LiveTarget:
+    tool_call_id: str
+    line_filter: LineFilter
+
+
+# Set by the memory guard around each `execute` call it lets run: the call's id and the
+# map from an output line to what the tool result will show for it (the line itself, or a
+# "withheld" marker). Without it (no guard) nothing is streamed: live output fails closed.
+_LIVE_TARGET: ContextVar[_LiveTarget | None] = ContextVar("execute_live_target", default=None)
+
+
+@contextlib.contextmanager
+def live_output_filtered(tool_call_id: str, line_filter: LineFilter) -> Iterator[None]:
+    """Within this block, `execute` streams its output live as `tool_output` events for
+    ``tool_call_id``, each line passed through ``line_filter`` first."""
+    token = _LIVE_TARGET.set(_LiveTarget(tool_call_id, line_filter))
+    try:
+        yield
+    finally:
+        _LIVE_TARGET.reset(token)
+
+
+class LiveOutput:
+    """Turns a stream of output text into coalesced chunks of whole, filtered lines.
+
+    Only complete lines go out (plus the unfinished last one when the command ends): the
+    filter matches whole lines, so a secret split across two reads is still caught. A
+    chunk goes out at once if none went out for ``interval`` seconds, else when the
+    interval is up (a timer on the running loop), so a line printed before a long pause
+    shows without waiting for more output.
+    """
+
+    def __init__(
+        self,
+        emit: Callable[[str], None],
+        line_filter: LineFilter | None = None,
+        interval: float = LIVE_INTERVAL,
+    ) -> None:
+        self._emit = emit
+        self._filter = line_filter
+        self._interval = interval
+        self._partial = ""
+        self._skipping = False  # inside an over-long line, which is not shown live
+        self._ready: list[str] = []
+        self._last = float("-inf")
+        self._timer: asyncio.TimerHandle | None = None
+
+    def feed(self, text: str) -> None:
+        *lines, rest = (self._partial + text).split("\n")
+        for line in lines:
+            if not self._skipping:
+                self._ready.append(self._filtered(line) + "\n")
+            self._skipping = False
+        self._partial = rest
+        if len(self._partial) > LIVE_MAX_LINE:
+            self._partial, self._skipping = "", True
+        if not self._ready:
+            return
+        wait = self._last + self._interval - time.monotonic()
+        if wait <= 0:
+            self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(wait, self.flush)
+
+    def close(self) -> None:
+        """The command is over: send what is left, including an unfinished last line."""
+        if self._partial and not self._skipping:
+            self._ready.append(self._filtered(self._partial))
+        self._partial = ""
+        self.flush()
+
+    def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._ready:
+            text, self._ready = "".join(self._ready), []
+            self._last = time.monotonic()
+            self._emit(text)
+
+    def _filtered(self, line: str) -> str:
+        return self._filter(line) if self._filter is not None else line
 
 
 class OutputBuffer:
@@ -132,20 +236,34 @@ async def kill_process_group(pgid: int, grace: float = KILL_GRACE) -> None:
                 os.killpg(pgid, signal.SIGKILL)
 
 
-async def _drain(reader: asyncio.StreamReader, buffer: OutputBuffer) -> None:
+async def _drain(
+    reader: asyncio.StreamReader, buffer: OutputBuffer, live: LiveOutput | None
+) -> None:
     # Incremental decoding so a multi-byte character split across reads stays intact.
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     while chunk := await reader.read(_READ_CHUNK):
-        buffer.feed(decoder.decode(chunk))
-    buffer.feed(decoder.decode(b"", final=True))
+        text = decoder.decode(chunk)
+        buffer.feed(text)
+        if live is not None:
+            live.feed(text)
+    text = decoder.decode(b"", final=True)
+    buffer.feed(text)
+    if live is not None:
+        live.feed(text)
 
 
 async def run_command(
-    command: str, cwd: Path, timeout: float, output_cap: int, grace: float | None = None
+    command: str,
+    cwd: Path,
+    timeout: float,
+    output_cap: int,
+    grace: float | None = None,
+    on_output: LiveOutput | None = None,
 ) -> CommandResult:
     """Run ``command`` with bash in ``cwd``; always kills its process group before returning.
 
     ``grace`` is the SIGTERM-to-SIGKILL delay (default KILL_GRACE, read at call time).
+    ``on_output`` receives the output as it is read, and is closed before returning.
     """
     if grace is None:
         grace = KILL_GRACE
@@ -181,7 +299,7 @@ async def run_command(
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), pipe
         )
-        drain_task = asyncio.create_task(_drain(reader, buffer))
+        drain_task = asyncio.create_task(_drain(reader, buffer, on_output))
         try:
             await asyncio.wait_for(proc.wait(), timeout)
         except TimeoutError:
@@ -209,6 +327,8 @@ async def run_command(
             # may be closed by the time the process is gone.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), grace + 1.0)
+        if on_output is not None:
+            on_output.close()
 
     return CommandResult(
         output=buffer.render(),
@@ -242,6 +362,25 @@ class ExecuteArgs(BaseModel):
     )
 
 
+def _live_output() -> LiveOutput | None:
+    """Live `tool_output` events for this call, or None outside a guarded streaming run."""
+    target = _LIVE_TARGET.get()
+    if target is None:
+        return None
+    try:
+        writer = get_stream_writer()
+        # A subagent's tools run one namespace level deeper per `task` ("a|b|c").
+        namespace = str(get_config().get("configurable", {}).get("checkpoint_ns", ""))
+    except (RuntimeError, KeyError):  # no runnable context, or one outside a graph
+        return None
+    depth = namespace.count("|")
+
+    def emit(text: str) -> None:
+        writer({"type": "tool_output", "id": target.tool_call_id, "text": text, "depth": depth})
+
+    return LiveOutput(emit, target.line_filter)
+
+
 def build_shell_tools(
     workspace: Workspace,
     *,
@@ -256,7 +395,9 @@ def build_shell_tools(
             if not command.strip():
                 raise ToolException("command is empty; pass the shell command to run.")
             limit = min(timeout if timeout is not None else execute_timeout, execute_max_timeout)
-            result = await run_command(command, workspace.root, limit, output_cap)
+            result = await run_command(
+                command, workspace.root, limit, output_cap, on_output=_live_output()
+            )
             text = format_result(result, limit)
             if result.timed_out:
                 # An error status tells the model the command did not finish, not just
