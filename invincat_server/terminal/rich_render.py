@@ -4,8 +4,10 @@ Used only when stdout is a terminal and NO_COLOR is unset (and not `--json`); ev
 keeps `render.HumanRenderer`'s plain, stable lines. Same methods as HumanRenderer:
 
 - the answer streams into a live area (its last lines, under a status line with the elapsed
-  time, context use, and the model client's retries with why), then is printed once as
-  Markdown with highlighted code;
+  time, output tokens so far, context use, and the model client's retries with why), then is
+  printed once as Markdown with highlighted code;
+- a running `execute` shows its last output lines under the status line (`tool_output`);
+  they go when its result arrives, which is one line with `/expand N` for all of it;
 - tool results are one line with `/expand N` to see them whole; todos are a checklist;
 - diffs are coloured; long ones are cut to a head with a summary (`d` shows all);
 - writes that a session or workspace rule approved still show a short diff of what changed.
@@ -15,7 +17,10 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
+import re
 import time
+from collections import deque
 from pathlib import Path
 from typing import TextIO
 
@@ -35,6 +40,7 @@ from invincat_server.runtime.events import (
     MessageDelta,
     Todos,
     ToolCall,
+    ToolOutput,
     ToolResult,
     TurnEnd,
     TurnStart,
@@ -46,6 +52,22 @@ DIFF_HEAD_LINES = 40  # an approval diff longer than this is cut, with `d` to se
 RULE_DIFF_LINES = 12  # a rule-approved write shows this much of what changed
 WRITE_TOOLS = ("write_file", "edit_file")
 CODE_THEME = "monokai"
+LIVE_OUTPUT_LINES = 5  # lines of a running command's output shown under the status line
+CHARS_PER_TOKEN = 4  # the status line's token count is approximate: characters / 4
+# Escape sequences and control characters a command may print: shown as-is they would move
+# the cursor or recolour the live area (tabs are kept, as spaces).
+_TERMINAL_CONTROL = re.compile(
+    r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)|[\x00-\x08\x0b-\x1f\x7f]"
+)
+
+
+def printable(line: str) -> str:
+    """A line of command output safe to draw inside the live area."""
+    return _TERMINAL_CONTROL.sub("", line).replace("\t", "    ")
+
+
+def approx_tokens(chars: int) -> int:
+    return math.ceil(chars / CHARS_PER_TOKEN)
 
 
 def diff_text(diff: str, limit: int | None = None) -> tuple[Text, int]:
@@ -113,6 +135,8 @@ class RichRenderer(HumanRenderer):
         self._answer = ""
         self._started = time.monotonic()
         self._context = ""
+        self._answer_chars = 0  # every character of this turn's answer, for the token count
+        self._running: dict[str, tuple[int, deque[str]]] = {}  # call id: depth, last lines
         self._asked: set[str] = set()  # tool calls a person approved (their diff was shown)
         self._before: dict[str, tuple[ToolCall, str | None]] = {}
         self._collapsed: set[str] = set()
@@ -120,7 +144,8 @@ class RichRenderer(HumanRenderer):
     # -- the live area ----------------------------------------------------------------
     def _status(self) -> RenderableType:
         elapsed = int(time.monotonic() - self._started)
-        parts = [f"working · {elapsed}s", self._context]
+        tokens = f"~{approx_tokens(self._answer_chars):,} tokens out" if self._answer_chars else ""
+        parts = [f"working · {elapsed}s", tokens, self._context]
         retry = self.retries.describe() if self.retries else ""
         text = Text(" · ".join(p for p in parts if p), style="dim")
         if retry:
@@ -129,16 +154,36 @@ class RichRenderer(HumanRenderer):
         self._spinner.update(text=text)  # one spinner, so that it turns between refreshes
         return self._spinner
 
-    def _live_view(self) -> RenderableType:
+    def live_view(self) -> RenderableType:
+        """What the live area shows now: the answer's last lines, the status line, and the
+        last lines of each running command."""
         height = max(3, self.console.size.height - 4)
         tail = "\n".join(self._answer.splitlines()[-height:])
-        return Group(Text(tail), self._status()) if tail else self._status()
+        parts: list[RenderableType] = [Text(tail)] if tail else []
+        parts.append(self._status())
+        for depth, lines in self._running.values():
+            for line in lines:
+                parts.append(
+                    Text(
+                        "    " * depth + "  │ " + line,
+                        style="dim",
+                        no_wrap=True,
+                        overflow="ellipsis",
+                    )
+                )
+        return Group(*parts)
+
+    def _tool_output(self, event: ToolOutput) -> None:
+        _, lines = self._running.setdefault(
+            event.id, (event.depth, deque(maxlen=LIVE_OUTPUT_LINES))
+        )
+        lines.extend(printable(line) for line in event.text.splitlines())
 
     def _start_live(self) -> None:
         if not self.live_enabled or self._live is not None:
             return
         self._live = Live(
-            get_renderable=self._live_view,
+            get_renderable=self.live_view,
             console=self.console,
             transient=True,  # the status line disappears; the answer is printed for good
             refresh_per_second=8,
@@ -173,11 +218,17 @@ class RichRenderer(HumanRenderer):
     def event(self, event: Event) -> None:
         if isinstance(event, TurnStart):
             self._started = time.monotonic()
+            self._answer_chars = 0
+            self._running.clear()
             if self.retries:
                 self.retries.reset()
             self._start_live()
         elif isinstance(event, MessageDelta):
             self._answer += event.text
+            self._answer_chars += len(event.text)
+            self._start_live()
+        elif isinstance(event, ToolOutput):
+            self._tool_output(event)
             self._start_live()
         elif isinstance(event, ApprovalRequested):
             self._stop_live()  # a prompt follows: nothing may redraw over it
@@ -204,6 +255,7 @@ class RichRenderer(HumanRenderer):
             self._stop_live()
             self.err_console.print(Text(f"error: {event.message}", style="bold red"))
         elif isinstance(event, TurnEnd):
+            self._running.clear()
             self._stop_live()
             if event.status == "cancelled":
                 self.err_console.print(Text("(turn cancelled)", style="yellow"))
@@ -230,6 +282,7 @@ class RichRenderer(HumanRenderer):
             return None
 
     def _tool_result(self, event: ToolResult) -> None:
+        self._running.pop(event.id, None)  # its live lines go; /expand has the output
         self.results.append(event)
         number = len(self.results)
         indent = "    " * event.depth

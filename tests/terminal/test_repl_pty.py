@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -217,7 +218,10 @@ def test_tool_output_is_collapsed_and_expand_shows_all_of_it(
         term.expect("> ")
         term.send("y")
         shown = term.expect("Counted.")
-        assert "101" in shown and "/expand 1)" in shown and "140" not in shown, term.screen
+        # The live area showed the last lines while it ran (`│ 140`); printed for good is
+        # only the collapsed result line.
+        printed = re.sub(r"│ \d+", "", shown)
+        assert "101" in printed and "/expand 1)" in printed and "140" not in printed, term.screen
         term.expect("› ")
         term.line("/expand")
         term.expect("140")
@@ -429,3 +433,40 @@ def test_a_write_approved_by_a_session_rule_still_shows_what_changed(
     assert "conf.txt (+1 -1):" in shown  # ... yet the change is shown
     assert "-mode = slow" in shown and "+mode = fast" in shown, shown
     assert (workspace / "conf.txt").read_text() == "mode = fast\nlevel = 1\n"
+
+
+def test_a_running_commands_output_shows_live_before_it_ends(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    # Arithmetic so the printed lines differ from the command text shown in the call line.
+    # The command waits for a file the test creates only once the first line is on screen.
+    command = (
+        'echo "first-$((6*7))"; while [ ! -e gate ]; do sleep 0.1; done; echo "second-$((6*8))"'
+    )
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "execute", "arguments": {"command": command}}]},
+            {"content": "Command finished."},
+        ]
+    )
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.line("run it")
+        term.expect("[y] approve")
+        term.expect("> ")
+        term.send("y")
+        term.expect("│ first-42")  # live, while the command still waits for the gate
+        assert "second-48" not in term.screen
+        (workspace / "gate").touch()
+        term.expect("second-48")
+        term.expect("Command finished.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    [tool_message] = [
+        m["content"] for m in fake_openai.chat_requests()[-1]["messages"] if m["role"] == "tool"
+    ]
+    assert tool_message == "first-42\nsecond-48\n[exit code: 0]"

@@ -12,11 +12,17 @@ from invincat_server.runtime.events import (
     MessageDelta,
     Todos,
     ToolCall,
+    ToolOutput,
     ToolResult,
     TurnEnd,
     TurnStart,
 )
-from invincat_server.terminal.rich_render import DIFF_HEAD_LINES, RichRenderer
+from invincat_server.terminal.rich_render import (
+    DIFF_HEAD_LINES,
+    LIVE_OUTPUT_LINES,
+    RichRenderer,
+    approx_tokens,
+)
 
 
 def _renderer(root: Path | None = None) -> tuple[RichRenderer, Console, Console]:
@@ -138,3 +144,39 @@ def test_todos_are_a_checklist() -> None:
     _turn(renderer, Todos(items=items))
     text = out.export_text()
     assert "☑ Read the parser" in text and "◐ Fix the bug" in text and "☐ Add a test" in text
+
+
+def _live_text(renderer: RichRenderer) -> str:
+    console = Console(record=True, width=100, file=io.StringIO())
+    console.print(renderer.live_view())
+    return console.export_text()
+
+
+def test_a_running_command_shows_its_last_lines_until_its_result() -> None:
+    renderer, out, _ = _renderer()
+    renderer.event(TurnStart(thread_id="t", turn_id="u"))
+    renderer.event(ToolCall(id="c1", name="execute", args={"command": "make"}))
+    lines = [f"step {i}" for i in range(1, 9)]
+    renderer.event(ToolOutput(id="c1", text="\n".join(lines[:3]) + "\n"))
+    renderer.event(ToolOutput(id="c1", text="\n".join(lines[3:]) + "\n\x1b[31mred\x1b[0m\n"))
+    live = _live_text(renderer)
+    shown = [x for x in [*lines, "red"] if f"│ {x}\n" in live]
+    assert shown == [*lines, "red"][-LIVE_OUTPUT_LINES:], live  # the last lines only
+    assert "\x1b" not in live  # the command's escape codes are not replayed
+    assert live.index("working") < live.index("│ red")  # under the status line
+    renderer.event(ToolResult(id="c1", name="execute", status="success", content="x"))
+    assert "│" not in _live_text(renderer)  # gone once the result is in
+    renderer.event(TurnEnd(status="completed", thread_id="t", turn_id="u"))
+    assert "step" not in out.export_text()  # live lines are never printed for good
+
+
+def test_the_status_line_counts_output_tokens_of_the_turn() -> None:
+    renderer, _, _ = _renderer()
+    renderer.event(TurnStart(thread_id="t", turn_id="u"))
+    assert "tokens out" not in _live_text(renderer)
+    renderer.event(MessageDelta(text="a" * 400))
+    renderer.event(MessageDelta(text="b" * 401))
+    assert f"~{approx_tokens(801)} tokens out" in _live_text(renderer)
+    assert approx_tokens(801) == 201
+    renderer.event(TurnStart(thread_id="t", turn_id="v"))
+    assert "tokens out" not in _live_text(renderer)  # counted per turn
