@@ -49,14 +49,14 @@ def handoff_message(plan: dict[str, Any]) -> str:
 async def plan_turn(turn: Turn, prompt: str) -> TurnStatus:
     from langchain_core.messages import HumanMessage
 
-    session = turn.session
-    config = session._config(turn.thread_id, agent="planner")
+    stack = turn.host.stack
+    config = stack.config(turn.thread_id, agent="planner")
     start = {
         "messages": [HumanMessage(content=prompt)],
         "plan": {"status": "drafting", "request": prompt, "refinements": []},
         "todos": [],
     }
-    await turn.drive(session._planner, start, config)
+    await turn.drive(stack.planner, start, config)
     return await after_planner(turn)
 
 
@@ -64,10 +64,10 @@ async def after_planner(turn: Turn, *, nudged: bool = False) -> TurnStatus:
     """Hand an approved plan to the main agent; nudge a drifting planner once."""
     from langchain_core.messages import HumanMessage
 
-    session = turn.session
-    config = session._config(turn.thread_id, agent="planner")
+    stack = turn.host.stack
+    config = stack.config(turn.thread_id, agent="planner")
     while True:
-        state = await session._planner.aget_state(config)
+        state = await stack.planner.aget_state(config)
         plan = dict(state.values.get("plan") or {})
         status = plan.get("status")
         if status == "approved":
@@ -78,12 +78,10 @@ async def after_planner(turn: Turn, *, nudged: bool = False) -> TurnStatus:
             turn.emit(Error(message=DRIFT_GIVE_UP))
             return "failed"
         nudged = True
-        await turn.drive(
-            session._planner, {"messages": [HumanMessage(content=DRIFT_NUDGE)]}, config
-        )
+        await turn.drive(stack.planner, {"messages": [HumanMessage(content=DRIFT_NUDGE)]}, config)
     handoff = {
         "messages": [HumanMessage(content=handoff_message(plan))],
         "todos": plan.get("todos") or [],
     }
-    await turn.drive(session._graph, handoff, session._config(turn.thread_id))
+    await turn.drive(stack.graph, handoff, stack.config(turn.thread_id))
     return "completed"

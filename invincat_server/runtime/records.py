@@ -346,7 +346,7 @@ class MemoryCursors:
     """Per-thread memory-agent progress, persisted next to the thread's checkpoints."""
 
     def __init__(self, records: Records) -> None:
-        self._conn = records._conn
+        self._conn = records._conn  # noqa: SLF001 (step 3 of issue 14)
 
     async def get(self, thread_id: str) -> MemoryCursor | None:
         async with self._conn.execute(

@@ -1,7 +1,8 @@
 """One turn: an asyncio task that streams the agent graph and emits typed events.
 
 The turn translates LangGraph stream chunks into events, stops at approval interrupts to
-wait for decisions (which arrive through `Session.resolve`), and always ends with exactly
+wait for decisions (which arrive through `Session.resolve`; its host is the
+`TurnRunner`, runtime/turn_runner.py), and always ends with exactly
 one `turn_end` event, whatever happened.
 """
 
@@ -25,7 +26,7 @@ from invincat_server.runtime.events import (
 from invincat_server.runtime.tool_outcome import tool_status
 
 if TYPE_CHECKING:
-    from invincat_server.runtime.session import Session
+    from invincat_server.runtime.turn_runner import TurnRunner
 
 TurnStatus = Literal["completed", "cancelled", "failed"]
 
@@ -33,8 +34,8 @@ TurnStatus = Literal["completed", "cancelled", "failed"]
 class Turn:
     """Handle to a running turn: its id, its events, and its outcome."""
 
-    def __init__(self, session: Session, thread_id: str, turn_id: str) -> None:
-        self.session = session
+    def __init__(self, host: TurnRunner, thread_id: str, turn_id: str) -> None:
+        self.host = host
         self.thread_id = thread_id
         self.turn_id = turn_id
         self.status: TurnStatus | None = None
@@ -48,7 +49,7 @@ class Turn:
     # event stream ------------------------------------------------------------
     def emit(self, event: Event) -> None:
         self._events.append(event)
-        self.session._dispatch(self, event)
+        self.host.dispatch(self, event)
         wake, self._wake = self._wake, asyncio.Event()
         wake.set()
 
@@ -88,23 +89,22 @@ class Turn:
     async def run(self, body: Callable[[Turn], Awaitable[TurnStatus]]) -> None:
         """Run `body` (which drives one or more graphs) and always end with `turn_end`."""
         self.emit(TurnStart(thread_id=self.thread_id, turn_id=self.turn_id))
-        self.session._take_notices(self)
+        self.host.take_notices(self)
         status: TurnStatus = "failed"
         try:
             status = await body(self)
         except asyncio.CancelledError:
             status = "cancelled"
-            await self.session._on_turn_cancelled(self)
+            await self.host.turn_cancelled(self)
         except Exception as exc:  # a turn must end with an event, never a traceback
-            self.session._log_exception(exc)
-            self.emit(Error(message=self.session._describe(exc)))
+            self.emit(Error(message=self.host.describe_failure(exc)))
         finally:
             self.status = status
-            self.session._turn_finished(self)
+            self.host.turn_finished(self)
             self.emit(TurnEnd(status=status, thread_id=self.thread_id, turn_id=self.turn_id))
             self._finished = True
             self._wake.set()
-            self.session._turn_ended(self)
+            self.host.turn_ended(self)
 
     async def drive(self, graph: Any, graph_input: Any, config: dict[str, Any]) -> None:
         """Stream `graph` until it finishes, pausing at interrupts for decisions."""
@@ -182,7 +182,7 @@ class Turn:
                 if isinstance(message, AIMessage):
                     self._emit_calls(message, depth)
                     if depth == 0 and node == "model":
-                        self.emit(self.session._context_usage(self.thread_id, message))
+                        self.emit(self.host.context_usage(self.thread_id, message))
                 elif isinstance(message, ToolMessage):
                     self._emit_result(message, depth)
         return interrupts
@@ -216,11 +216,11 @@ class Turn:
         decisions: dict[str, dict[str, Any]] = {}
         waiting: list[tuple[ApprovalRequested, asyncio.Future[dict[str, Any]]]] = []
         for request in requests:
-            known = await self.session._register_approval(request, batch_id)
+            known = await self.host.approvals.register(request, batch_id)
             if known is not None and known.decision is not None:
                 decisions[request.tool_call_id or ""] = known.decision
                 continue
-            future = self.session._await_decision(self, request)
+            future = self.host.approvals.await_decision(self, request)
             waiting.append((request, future))
             self.emit(request)
         for request, future in waiting:

@@ -221,7 +221,7 @@ async def test_extraction_keeps_working_across_offload_and_a_rewritten_history(
     assert "two approvals" in latest and "staging host" not in latest
 
     # A history that no longer matches the anchor falls back to a bounded full extraction.
-    cursors = session._memory_agent.cursors
+    cursors = session.stack.memory_agent.cursors
     cursor = await cursors.get(thread)
     assert cursor is not None
     await cursors.advance(thread, cursor.position, "not-the-real-anchor")

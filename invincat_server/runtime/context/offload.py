@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from langchain_core.messages import AnyMessage
 
@@ -36,3 +37,48 @@ def append_offload(
     header = "" if path.exists() else f"# Offloaded conversation of thread {thread_id}\n\n"
     with path.open("a", encoding="utf-8") as fh:
         fh.write(f"{header}---\n\n_Offloaded {stamp}, {len(messages)} messages._\n\n{body}\n\n")
+
+
+async def offload_thread(
+    graph: Any, context: Any, project_root: Path, shown: str, thread_id: str
+) -> dict[str, Any]:
+    """Move all but the latest turn of `thread_id` (main agent `graph`, its context
+    middleware `context`) into its offload file; returns a compaction report. `shown` is
+    the file's name as the model should read it."""
+    from invincat_server.runtime.agent_stack import AgentStack
+    from invincat_server.runtime.memory.redaction import redact_text
+
+    config = AgentStack.config(thread_id)
+    state = await graph.aget_state(config)
+    messages = state.values.get("messages", [])
+    compaction = state.values.get("compaction")
+    path = offload_path(project_root, thread_id)
+    record = await context.compact(
+        messages,
+        compaction,
+        reason="offload",
+        keep_tokens=0,
+        summarize=False,
+        note=f"The full earlier conversation is in {shown}; read it if you need details.",
+    )
+    if record is None:
+        tokens = context.estimate(messages)
+        return {
+            "threadId": thread_id,
+            "offloadedMessages": 0,
+            "file": None,
+            "tokensBefore": tokens,
+            "tokensAfter": tokens,
+        }
+    ids = [m.id for m in messages]
+    start = ids.index(compaction["cut_id"]) if compaction and compaction.get("cut_id") in ids else 0
+    moved = messages[start : record["messages_cut"]]
+    append_offload(path, moved, thread_id=thread_id, redact=redact_text)
+    await graph.aupdate_state(config, {"compaction": record})
+    return {
+        "threadId": thread_id,
+        "offloadedMessages": len(moved),
+        "file": str(path),
+        "tokensBefore": record["tokens_before"],
+        "tokensAfter": record["tokens_after"],
+    }

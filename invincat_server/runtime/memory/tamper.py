@@ -110,7 +110,7 @@ class TamperWatch:
                 stores[scope] = FileSnap(files.store, None)
                 journals[scope] = FileSnap(files.journal, None)
                 continue
-            with self._service._stores[scope].locked():
+            with self._service._stores[scope].locked():  # noqa: SLF001 (step 3 of issue 14)
                 stores[scope] = FileSnap(files.store, read_bytes(files.store))
                 journals[scope] = FileSnap(files.journal, read_bytes(files.journal))
         return Fingerprint(stores, journals)
@@ -121,7 +121,7 @@ class TamperWatch:
             was_empty = before.stores[scope].data is None and before.journals[scope].data is None
             if was_empty and not self._dir_in_use(scope):
                 continue
-            with self._service._stores[scope].locked():
+            with self._service._stores[scope].locked():  # noqa: SLF001 (step 3 of issue 14)
                 item = self._check_scope(scope, before)
             if item is not None:
                 found.append(item)
@@ -191,12 +191,12 @@ class TamperWatch:
         self, scope: Scope, store_now: bytes | None, old_store: bytes | None, item: ScopeTamper
     ) -> None:
         service = self._service
-        service._journaled.pop(scope, None)
+        service._journaled.pop(scope, None)  # noqa: SLF001 (step 3 of issue 14)
         ctx = BatchContext(new_batch_id(), scope, "tamper_revert", now_iso())
         state = store_mod.StoreState(scope)
         if old_store is not None:
             try:
-                state = service._stores[scope].parse(old_store)
+                state = service._stores[scope].parse(old_store)  # noqa: SLF001 (step 3 of issue 14)
             except (store_mod.CorruptStoreError, StoreUnavailableError):
                 state = store_mod.StoreState(scope, hash=sha256_hex(old_store))
         outcome = Outcome(
@@ -204,7 +204,7 @@ class TamperWatch:
             applied=[AppliedOp.of(op="quarantine", path=str(p)) for p in item.quarantined],
             reason="a tool call changed memory files outside governance; previous bytes restored",
         )
-        service._commit_locked(
+        service._commit_locked(  # noqa: SLF001 (step 3 of issue 14)
             ctx,
             outcome,
             [],

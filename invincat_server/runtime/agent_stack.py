@@ -1,0 +1,290 @@
+"""The agent stack a Session runs on, built in one place.
+
+`open_agent_stack` loads the model, opens the checkpointer and the records (one SQLite file
+under `$INVINCAT_HOME`), the memory service and its agent, the extensions, the context
+middleware, and builds the main agent and the planner. The Session owns the result and
+closes it; turns reach the graphs through `AgentStack.agent` and `AgentStack.config`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from invincat_server.runtime.config import Settings
+from invincat_server.runtime.data_dir import ensure_data_dir
+from invincat_server.runtime.extensions import ExtensionContext, load_extensions
+from invincat_server.runtime.policy.settings_watch import SettingsWatch
+from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.records import Records, prepare_file
+
+if TYPE_CHECKING:
+    import aiosqlite
+    from langchain_core.language_models import BaseChatModel
+
+    from invincat_server.runtime.approvals import ApprovalPolicy
+    from invincat_server.runtime.memory.service import MemoryService
+    from invincat_server.runtime.memory_agent.runner import MemoryAgent
+    from invincat_server.runtime.tools.documents import DocumentSource
+
+
+@dataclass
+class AgentStack:
+    """Everything a Session's turns run on; `aclose` releases it."""
+
+    conn: aiosqlite.Connection
+    records: Records
+    memory: MemoryService
+    memory_agent: MemoryAgent
+    extensions: Any
+    context: Any
+    graph: Any
+    planner: Any
+
+    def agent(self, name: str) -> Any:
+        """The graph of agent `name` ("main" or "planner")."""
+        return self.planner if name == "planner" else self.graph
+
+    @staticmethod
+    def config(thread_id: str, agent: str = "main") -> dict[str, Any]:
+        """The graph config of `agent` on the user's thread `thread_id`."""
+        # The planner keeps its own checkpoint under a derived key; tools read the user's
+        # thread id from `invincat_thread`.
+        key = thread_id if agent == "main" else f"{thread_id}/{agent}"
+        return {
+            "configurable": {"thread_id": key, "invincat_thread": thread_id},
+            "recursion_limit": 200,
+        }
+
+    async def aclose(self) -> None:
+        await self.extensions.aclose()
+        await self.records.close()
+        await self.conn.close()
+
+
+async def open_agent_stack(
+    settings: Settings,
+    workspace: Workspace,
+    policy: ApprovalPolicy,
+    documents: DocumentSource,
+    *,
+    model: BaseChatModel | None,
+    options: dict[str, Any],
+    notify: Callable[[str], None],
+) -> AgentStack:
+    """Load the agent stack. Raises ConfigError if the model is not configured (the
+    message names what to set)."""
+    import aiosqlite
+
+    from invincat_server.runtime.models import build_chat_model
+
+    chat_model = model or build_chat_model(settings)
+    ensure_data_dir(settings.home)  # threads.sqlite: keep it out of a dotfiles repo
+    conn = await aiosqlite.connect(settings.threads_db, timeout=30)
+    records: Records | None = None
+    try:
+        records = await _open_stores(conn, settings)
+        return await _load_agents(
+            settings,
+            workspace,
+            policy,
+            documents,
+            conn,
+            records,
+            model=chat_model,
+            options=options,
+            notify=notify,
+        )
+    except BaseException:
+        # A stack that failed half-way leaves no open database behind.
+        if records is not None:
+            await records.close()
+        await conn.close()
+        raise
+
+
+async def _open_stores(conn: aiosqlite.Connection, settings: Settings) -> Records:
+    """Prepare threads.sqlite for the checkpointer; the records over the same file."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    await prepare_file(conn)  # before the saver creates the first table
+    # WAL lets a second process (another editor window, the CLI) read and resolve
+    # approvals while this one holds the database open.
+    await conn.execute("PRAGMA journal_mode=WAL")
+    await conn.execute("PRAGMA busy_timeout=30000")
+    await AsyncSqliteSaver(conn).setup()
+    return await Records.open(settings.threads_db)
+
+
+async def _load_agents(
+    settings: Settings,
+    workspace: Workspace,
+    policy: ApprovalPolicy,
+    documents: DocumentSource,
+    conn: aiosqlite.Connection,
+    records: Records,
+    *,
+    model: Any,
+    options: dict[str, Any],
+    notify: Callable[[str], None],
+) -> AgentStack:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
+    from invincat_server.runtime.models import build_chat_model
+    from invincat_server.runtime.tools import build_core_tools
+    from invincat_server.runtime.tools.memory_search import build_search_memory_tool
+
+    chat_model = model
+    saver = AsyncSqliteSaver(conn)
+    memory, memory_agent = _open_memory(
+        settings,
+        workspace,
+        records,
+        notify,
+        lambda: build_chat_model(settings, model=settings.memory_model),
+    )
+    watch = SettingsWatch(settings.home)
+    tools = [
+        *build_core_tools(workspace, documents=documents),
+        build_search_memory_tool(memory),
+    ]
+    extensions = await load_extensions(
+        ExtensionContext(
+            settings=settings,
+            workspace=workspace,
+            policy=policy,
+            model=chat_model,
+            core_tools=list(tools),
+            documents=documents,
+            notify=notify,
+            tool_guards=[MemoryGuardMiddleware(memory, watch)],
+            options=dict(options),
+        )
+    )
+    context, graph, planner = _build_agents(
+        settings,
+        workspace,
+        policy,
+        documents,
+        model=chat_model,
+        tools=[*tools, *extensions.tools],
+        saver=saver,
+        memory=memory,
+        watch=watch,
+        extensions=extensions,
+    )
+    return AgentStack(conn, records, memory, memory_agent, extensions, context, graph, planner)
+
+
+def _build_agents(
+    settings: Settings,
+    workspace: Workspace,
+    policy: ApprovalPolicy,
+    documents: DocumentSource,
+    *,
+    model: Any,
+    tools: list[Any],
+    saver: Any,
+    memory: MemoryService,
+    watch: SettingsWatch,
+    extensions: Any,
+) -> tuple[Any, Any, Any]:
+    """The context middleware, the main agent and the planner."""
+    from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
+    from invincat_server.runtime.agents.interaction import InteractionMiddleware
+    from invincat_server.runtime.agents.main_agent import build_main_agent, system_prompt
+    from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
+    from invincat_server.runtime.agents.memory_injection import MemoryInjectionMiddleware
+    from invincat_server.runtime.agents.planner import (
+        PlannerApprovalMiddleware,
+        build_planner_agent,
+    )
+    from invincat_server.runtime.context.middleware import ContextMiddleware, ContextSettings
+
+    prompt = system_prompt(str(workspace.root), extensions.prompt_sections)
+    context = ContextMiddleware(
+        model,
+        ContextSettings(
+            window=settings.context_window,
+            threshold=settings.compaction_threshold,
+            micro=settings.micro_compaction,
+            auto=settings.auto_compaction,
+        ),
+        prompt,
+    )
+    graph = build_main_agent(
+        model=model,
+        tools=tools,
+        approvals=ApprovalMiddleware(policy, workspace, documents),
+        prompt=prompt,
+        context=context,
+        checkpointer=saver,
+        workspace_root=str(workspace.root),
+        extra_middleware=[
+            InteractionMiddleware(headless=policy.auto_approve, agent="main"),
+            MemoryInjectionMiddleware(memory.render_injection),
+            MemoryGuardMiddleware(memory, watch),
+            *extensions.middleware,
+        ],
+    )
+    planner = build_planner_agent(
+        model=model,
+        tools=tools,
+        checkpointer=saver,
+        workspace_root=str(workspace.root),
+        headless=policy.auto_approve,
+        # web_fetch is on the planner's allow-list and must be approved like anywhere else.
+        approvals=PlannerApprovalMiddleware(policy, workspace, documents),
+        guard=MemoryGuardMiddleware(memory, watch),
+    )
+    return context, graph, planner
+
+
+def _open_memory(
+    settings: Settings,
+    workspace: Workspace,
+    records: Records,
+    notify: Callable[[str], None],
+    model_factory: Callable[[], Any],
+) -> tuple[MemoryService, MemoryAgent]:
+    """The memory service, its extraction agent, and the workspace's refusal of tools
+    that reach for memory data or Invincat's home."""
+    from invincat_server.runtime.memory.redaction import redact_text
+    from invincat_server.runtime.memory.service import MemoryService
+    from invincat_server.runtime.memory_agent.config import load_memory_agent_config
+    from invincat_server.runtime.memory_agent.runner import MemoryAgent
+    from invincat_server.runtime.records import MemoryCursors
+
+    memory = MemoryService(settings.home, workspace.root, notify=notify)
+    guard = memory.guard
+
+    def deny(path: Path, write: bool) -> str | None:
+        kind = guard.protection(path, write=write)
+        where = workspace.relative(path)
+        if kind == "memory":
+            return (
+                f"{where} is protected memory data (a store, journal, lock or backup, or "
+                "their folder). Tools cannot read or change it; memory changes go through "
+                "governance (`invincat memory ...`)."
+            )
+        if kind == "home":
+            return (
+                f"{where} is in Invincat's home directory ({settings.home}): approval "
+                "rules, project trust, MCP and other settings, skills, threads. Tools can "
+                "never change it, and read only its skills/ and offload/ folders; the user "
+                "changes these files."
+            )
+        return None
+
+    workspace.deny = deny
+    agent = MemoryAgent(
+        service=memory,
+        cursors=MemoryCursors(records),
+        model_factory=model_factory,
+        redact=redact_text,
+        config=load_memory_agent_config(settings.home, workspace.root),
+    )
+    return memory, agent
