@@ -116,6 +116,34 @@ class Records:
     async def close(self) -> None:
         await self._conn.close()
 
+    # memory-agent cursors (MemoryCursors) -------------------------------------
+    async def memory_cursor(self, thread_id: str) -> MemoryCursor | None:
+        async with self._conn.execute(
+            "SELECT thread_id, position, anchor, last_rejection, failures "
+            "FROM invincat_memory_cursor WHERE thread_id = ?",
+            (thread_id,),
+        ) as cur:
+            row = await cur.fetchone()
+        return MemoryCursor(*row) if row else None
+
+    async def advance_memory_cursor(self, thread_id: str, position: int, anchor: str) -> None:
+        await self._conn.execute(
+            "INSERT INTO invincat_memory_cursor VALUES (?, ?, ?, NULL, 0, ?) "
+            "ON CONFLICT(thread_id) DO UPDATE SET position = excluded.position, "
+            "anchor = excluded.anchor, last_rejection = NULL, updated_at = excluded.updated_at",
+            (thread_id, position, anchor, _now()),
+        )
+        await self._conn.commit()
+
+    async def record_memory_failure(self, thread_id: str, reason: str) -> None:
+        await self._conn.execute(
+            "INSERT INTO invincat_memory_cursor VALUES (?, 0, '', ?, 1, ?) "
+            "ON CONFLICT(thread_id) DO UPDATE SET last_rejection = excluded.last_rejection, "
+            "failures = failures + 1, updated_at = excluded.updated_at",
+            (thread_id, reason[:2_000], _now()),
+        )
+        await self._conn.commit()
+
     # threads -----------------------------------------------------------------
     async def touch_thread(self, thread_id: str, title: str, workspace: str) -> None:
         now = _now()
@@ -343,38 +371,21 @@ class MemoryCursor:
 
 
 class MemoryCursors:
-    """Per-thread memory-agent progress, persisted next to the thread's checkpoints."""
+    """Per-thread memory-agent progress, persisted next to the thread's checkpoints (in
+    the records' tables, through their public methods)."""
 
     def __init__(self, records: Records) -> None:
-        self._conn = records._conn  # noqa: SLF001 (step 3 of issue 14)
+        self._records = records
 
     async def get(self, thread_id: str) -> MemoryCursor | None:
-        async with self._conn.execute(
-            "SELECT thread_id, position, anchor, last_rejection, failures "
-            "FROM invincat_memory_cursor WHERE thread_id = ?",
-            (thread_id,),
-        ) as cur:
-            row = await cur.fetchone()
-        return MemoryCursor(*row) if row else None
+        return await self._records.memory_cursor(thread_id)
 
     async def advance(self, thread_id: str, position: int, anchor: str) -> None:
-        await self._conn.execute(
-            "INSERT INTO invincat_memory_cursor VALUES (?, ?, ?, NULL, 0, ?) "
-            "ON CONFLICT(thread_id) DO UPDATE SET position = excluded.position, "
-            "anchor = excluded.anchor, last_rejection = NULL, updated_at = excluded.updated_at",
-            (thread_id, position, anchor, _now()),
-        )
-        await self._conn.commit()
+        await self._records.advance_memory_cursor(thread_id, position, anchor)
 
     async def record_failure(self, thread_id: str, reason: str) -> None:
         """Keep the cursor where it is; remember why, for the next attempt."""
-        await self._conn.execute(
-            "INSERT INTO invincat_memory_cursor VALUES (?, 0, '', ?, 1, ?) "
-            "ON CONFLICT(thread_id) DO UPDATE SET last_rejection = excluded.last_rejection, "
-            "failures = failures + 1, updated_at = excluded.updated_at",
-            (thread_id, reason[:2_000], _now()),
-        )
-        await self._conn.commit()
+        await self._records.record_memory_failure(thread_id, reason)
 
 
 def _record(row: Any) -> ApprovalRecord:

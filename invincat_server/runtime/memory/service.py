@@ -39,13 +39,13 @@ from invincat_server.runtime.memory.revert import merge_followers, plan_revert
 from invincat_server.runtime.memory.staleness import EntryCheck, StalenessChecker, stat_key
 from invincat_server.runtime.memory.store import (
     CorruptStoreError,
-    Store,
     StoreState,
     read_bytes,
     salvage_entries,
     sha256_hex,
 )
 from invincat_server.runtime.memory.tamper import Fingerprint, TamperReport, TamperWatch
+from invincat_server.runtime.memory.writer import StoreWriter
 
 Build = Callable[[StoreState, BatchContext], Outcome]
 
@@ -73,13 +73,9 @@ class MemoryService:
         self.project_root = Path(project_root)
         self.limits = limits if limits is not None else load_limits(self.home)
         self.files = store_mod.store_files(self.home, self.project_root)
-        self._stores = {
-            scope: Store(files, lock_timeout=self.limits.lock_timeout)
-            for scope, files in self.files.items()
-        }
-        # The state each scope had when this process last journaled or verified it: the
-        # "previous content" an external change is diffed against.
-        self._journaled: dict[Scope, StoreState] = {}
+        # Every store write and journal append goes through this seam (the tamper watch's
+        # too): runtime/memory/writer.py.
+        self.writer = StoreWriter(self.files, lock_timeout=self.limits.lock_timeout)
         self._problems: dict[Scope, str] = {}
         self._notify = notify
         self._told: set[str] = set()
@@ -105,7 +101,7 @@ class MemoryService:
 
     def _read_entries(self, scope: Scope) -> list[Entry]:
         """Entries of one scope without taking the lock (writes are atomic renames)."""
-        store = self._stores[scope]
+        store = self.writer.stores[scope]
         data = read_bytes(store.files.store)
         try:
             state = store.parse(data)
@@ -152,7 +148,7 @@ class MemoryService:
             if data is None:
                 continue
             try:
-                self._stores[name].parse(data)
+                self.writer.stores[name].parse(data)
             except MergeConflictError:
                 raise
             except (CorruptStoreError, StoreUnavailableError):
@@ -350,7 +346,7 @@ class MemoryService:
         """Delete active entries marked invalid, in every scope (one batch per scope)."""
         reports = []
         for scope in SCOPES:
-            store = self._stores[scope]
+            store = self.writer.stores[scope]
             if not store.files.store.exists():
                 continue
             try:
@@ -386,7 +382,7 @@ class MemoryService:
         anchor: str | None = None,
         reverts: str | None = None,
     ) -> BatchReport:
-        store = self._stores[scope]
+        store = self.writer.stores[scope]
         with store.locked():
             state, _ = self._load_locked(scope)
             ctx = BatchContext(new_batch_id(), scope, actor, now_iso(), thread_id, anchor)
@@ -394,50 +390,11 @@ class MemoryService:
             write = outcome.changed and not outcome.rejected
             if not write:
                 outcome.state = state
-            record = self._commit_locked(
+            record = self.writer.commit(
                 ctx, outcome, proposed, hash_before=state.hash, write=write, reverts=reverts
             )
             cleanup = self._cleanup_locked(scope, outcome.state, follows=ctx.batch_id)
         return record.report(cleanup.batch_id if cleanup else None)
-
-    def _commit_locked(
-        self,
-        ctx: BatchContext,
-        outcome: Outcome,
-        proposed: list[Any],
-        *,
-        hash_before: str | None,
-        write: bool,
-        reverts: str | None = None,
-        follows: str | None = None,
-    ) -> JournalRecord:
-        """Write (when asked) and journal one batch; the caller holds the lock."""
-        scope = ctx.scope
-        hash_after = (
-            self._stores[scope].write_locked(outcome.state) if write else outcome.state.hash
-        )
-        record = JournalRecord(
-            batch_id=ctx.batch_id,
-            time=ctx.time,
-            scope=scope,
-            actor=ctx.actor,
-            thread_id=ctx.thread_id,
-            rejected=outcome.rejected,
-            reason=outcome.reason,
-            proposed=proposed,
-            applied=outcome.applied,
-            dropped=outcome.dropped,
-            before=outcome.before,
-            after=outcome.after,
-            hash_before=hash_before,
-            hash_after=hash_after,
-            next_seq=outcome.state.next_seq,
-            reverts=reverts,
-            follows=follows,
-        )
-        journal.append(self.files[scope].journal, record)
-        self._journaled[scope] = outcome.state
-        return record
 
     def _cleanup_locked(
         self, scope: Scope, state: StoreState, *, follows: str | None = None
@@ -453,13 +410,13 @@ class MemoryService:
         cs = Changeset(state, ctx)
         plan_cleanup(cs)
         outcome = cs.finish(self.limits, bounds=False)
-        return self._commit_locked(
+        return self.writer.commit(
             ctx, outcome, [], hash_before=state.hash, write=True, follows=follows
         )
 
     def _load_locked(self, scope: Scope) -> tuple[StoreState, list[JournalRecord]]:
         """Re-read the store under the lock; repair corruption, journal external changes."""
-        store = self._stores[scope]
+        store = self.writer.stores[scope]
         try:
             # A conflicted journal or store is left for a person: no recovery, no append.
             journal.check_resolved(store.files.journal)
@@ -474,7 +431,7 @@ class MemoryService:
         record = self._accept_external_locked(scope, state)
         if record is None:
             return state, []
-        return self._journaled[scope], [record]
+        return self.writer.journaled(scope) or state, [record]
 
     def _recover_locked(
         self, scope: Scope, data: bytes, problem: str
@@ -505,7 +462,7 @@ class MemoryService:
             reason=f"store {problem}; its exact bytes were saved to {backup.name} and a "
             "fresh store was started",
         )
-        record = self._commit_locked(ctx, outcome, [], hash_before=sha256_hex(data), write=True)
+        record = self.writer.commit(ctx, outcome, [], hash_before=sha256_hex(data), write=True)
         return outcome.state, [record]
 
     def _accept_external_locked(self, scope: Scope, state: StoreState) -> JournalRecord | None:
@@ -513,9 +470,9 @@ class MemoryService:
         last = journal.last_record(self.files[scope].journal)
         last_hash = last.hash_after if last else None
         if state.hash == last_hash:
-            self._journaled[scope] = state
+            self.writer.remember(scope, state)
             return None
-        previous = self._journaled.get(scope)
+        previous = self.writer.journaled(scope)
         if last_hash is None:
             previous = StoreState(scope)  # nothing journaled yet: the store was empty
         elif previous is None or previous.hash != last_hash:
@@ -531,7 +488,7 @@ class MemoryService:
             outcome.state.next_seq = floor  # a hand edit must not make ids reusable
         else:
             outcome.state = state
-        return self._commit_locked(ctx, outcome, [], hash_before=last_hash, write=write)
+        return self.writer.commit(ctx, outcome, [], hash_before=last_hash, write=write)
 
     # -- tamper protection ------------------------------------------------------
     def fingerprint(self) -> Fingerprint:
@@ -546,7 +503,7 @@ class MemoryService:
         """Validate and journal (actor `external`) changes made while no tool ran."""
         reports = []
         for scope in SCOPES:
-            store = self._stores[scope]
+            store = self.writer.stores[scope]
             if not (store.files.store.exists() or store.files.journal.exists()):
                 continue
             with store.locked():

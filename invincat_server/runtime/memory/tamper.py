@@ -5,7 +5,8 @@ The runtime takes `fingerprint()` before each tool execution and calls
 by records that chain the before-hash to the current hash (a memory-agent batch that
 landed during the tool call). Anything else - a rewritten, deleted or created store, a
 journal that no longer starts with its old bytes - is quarantined as a backup and the
-previous bytes are put back, under the store lock.
+previous bytes are put back, under the store lock, and journaled through the memory
+write seam (`MemoryService.writer`, runtime/memory/writer.py) like any other batch.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ class TamperWatch:
                 stores[scope] = FileSnap(files.store, None)
                 journals[scope] = FileSnap(files.journal, None)
                 continue
-            with self._service._stores[scope].locked():  # noqa: SLF001 (step 3 of issue 14)
+            with self._service.writer.locked(scope):
                 stores[scope] = FileSnap(files.store, read_bytes(files.store))
                 journals[scope] = FileSnap(files.journal, read_bytes(files.journal))
         return Fingerprint(stores, journals)
@@ -121,7 +122,7 @@ class TamperWatch:
             was_empty = before.stores[scope].data is None and before.journals[scope].data is None
             if was_empty and not self._dir_in_use(scope):
                 continue
-            with self._service._stores[scope].locked():  # noqa: SLF001 (step 3 of issue 14)
+            with self._service.writer.locked(scope):
                 item = self._check_scope(scope, before)
             if item is not None:
                 found.append(item)
@@ -190,13 +191,13 @@ class TamperWatch:
     def _journal_revert(
         self, scope: Scope, store_now: bytes | None, old_store: bytes | None, item: ScopeTamper
     ) -> None:
-        service = self._service
-        service._journaled.pop(scope, None)  # noqa: SLF001 (step 3 of issue 14)
+        writer = self._service.writer
+        writer.forget(scope)
         ctx = BatchContext(new_batch_id(), scope, "tamper_revert", now_iso())
         state = store_mod.StoreState(scope)
         if old_store is not None:
             try:
-                state = service._stores[scope].parse(old_store)  # noqa: SLF001 (step 3 of issue 14)
+                state = writer.parse(scope, old_store)
             except (store_mod.CorruptStoreError, StoreUnavailableError):
                 state = store_mod.StoreState(scope, hash=sha256_hex(old_store))
         outcome = Outcome(
@@ -204,7 +205,7 @@ class TamperWatch:
             applied=[AppliedOp.of(op="quarantine", path=str(p)) for p in item.quarantined],
             reason="a tool call changed memory files outside governance; previous bytes restored",
         )
-        service._commit_locked(  # noqa: SLF001 (step 3 of issue 14)
+        writer.commit(
             ctx,
             outcome,
             [],
