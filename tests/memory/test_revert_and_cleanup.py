@@ -146,11 +146,15 @@ def test_external_edit_is_journaled_and_revertible(service: MemoryService) -> No
     doc["items"][0]["content"] = "Edited by hand"
     path.write_text(json.dumps(doc, indent=4))
     hand_edited = path.read_bytes()
-    (report,) = service.accept_external_change()
+    # The housekeeping after every turn (cleanup) loads each store under its lock, which
+    # journals a change made while no tool ran.
+    assert service.cleanup() == []
+    report = service.log("project", limit=1)[0]
     assert report.actor == "external"
     assert [(a.op, a.id) for a in report.applied] == [("update", entry_id)]
     assert store_bytes(service) == hand_edited  # accepted as is, not rewritten
-    assert service.accept_external_change() == []  # now in the journal
+    service.cleanup()
+    assert service.log("project", limit=1)[0].batch_id == report.batch_id  # journaled once
     service.revert(report.batch_id)
     assert service.list()[0].content == "Original wording"
 

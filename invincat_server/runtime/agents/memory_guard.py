@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,6 +34,8 @@ from invincat_server.runtime.memory.service import MemoryService
 from invincat_server.runtime.policy.settings_watch import SettingsSnapshot, SettingsWatch
 from invincat_server.runtime.tool_outcome import declined
 from invincat_server.runtime.tools.shell import live_output_filtered
+
+log = logging.getLogger("invincat.memory_guard")
 
 WITHHELD = "[line withheld: it contains memory store or Invincat settings data]"
 MIN_NEEDLE = 12
@@ -51,7 +54,9 @@ def needles(before: Any, memory: MemoryService) -> list[str]:
     try:
         found.update(e.content for e in memory.list(include_archived=True))
     except Exception:  # an unreadable store still has its raw lines above
-        pass
+        log.warning(
+            "memory guard: entries unreadable, guarding raw store lines only", exc_info=True
+        )
     return sorted((n for n in found if len(n) >= MIN_NEEDLE), key=len)
 
 

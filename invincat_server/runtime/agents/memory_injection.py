@@ -7,11 +7,14 @@ unchanged store costs a `stat`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
+
+log = logging.getLogger("invincat.memory_injection")
 
 
 class MemoryInjectionMiddleware(AgentMiddleware):
@@ -27,6 +30,7 @@ class MemoryInjectionMiddleware(AgentMiddleware):
         try:
             block = self.render()
         except Exception:  # an unreadable store must not stop the agent; the CLI reports it
+            log.warning("memory injection skipped: the stores could not be rendered", exc_info=True)
             block = ""
         if not block:
             return await handler(request)

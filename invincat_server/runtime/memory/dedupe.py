@@ -27,12 +27,6 @@ def token_set(text: str) -> frozenset[str]:
     return frozenset(normalise(text).split())
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
-
-
 class DuplicateIndex:
     """Token sets of the candidates, computed once per batch and searched per create."""
 

@@ -142,8 +142,3 @@ class InjectionRenderer:
         if not parts:
             return ""
         return HEADING + "\n\n" + "\n\n".join(parts) + "\n"
-
-    def invalidate(self) -> None:
-        with self._lock:
-            self._cache.clear()
-            self._entries.clear()

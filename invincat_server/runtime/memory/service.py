@@ -499,18 +499,6 @@ class MemoryService:
         """After a tool ran: undo and quarantine store changes that bypassed governance."""
         return self._watch.restore_if_tampered(before)
 
-    def accept_external_change(self) -> list[BatchReport]:
-        """Validate and journal (actor `external`) changes made while no tool ran."""
-        reports = []
-        for scope in SCOPES:
-            store = self.writer.stores[scope]
-            if not (store.files.store.exists() or store.files.journal.exists()):
-                continue
-            with store.locked():
-                _, records = self._load_locked(scope)
-            reports += [r.report() for r in records]
-        return reports
-
     # Last in the class body, so `list[...]` annotations above still mean the builtin.
     def list(
         self, scope: str | None = None, *, include_archived: bool = False, tier: str | None = None

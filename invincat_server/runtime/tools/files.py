@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +29,8 @@ from invincat_server.runtime.tools.documents import (
 )
 from invincat_server.runtime.tools.edits import EditError
 from invincat_server.runtime.tools.preview import plan_edit, plan_write
+
+log = logging.getLogger("invincat.tools.files")
 
 __all__ = ["build_file_tools", "make_tool", "tool_errors"]
 
@@ -83,6 +86,7 @@ def _format_validation_error(exc: Exception) -> str:
             for err in exc.errors()  # type: ignore[attr-defined]
         ]
     except Exception:  # pydantic v1 style or unexpected shape: fall back to str()
+        log.debug("validation error of unexpected shape: %r", exc, exc_info=True)
         return f"Invalid tool arguments: {exc}"
     return "Invalid tool arguments: " + "; ".join(problems)
 

@@ -185,21 +185,29 @@ class McpConnection:
         except asyncio.CancelledError:
             self._resolve_ready(McpServerError(f"MCP server '{self.name}' start was cancelled"))
             raise
-        except BaseException as exc:  # anyio groups, transport and protocol errors alike
-            reason = _describe(exc)
-            if self._ready is not None and not self._ready.done():
-                self._resolve_ready(
-                    McpServerError(
-                        f"MCP server '{self.name}' failed to start: {reason}{self._start_hint()}"
-                    )
-                )
-            elif not self._closing:
-                self._lost(reason)
-            if not isinstance(exc, Exception):
-                raise
+        except Exception as exc:  # anyio groups, transport and protocol errors alike
+            log.debug("MCP server %r stopped", self.name, exc_info=True)
+            self._failed(exc)
+        except BaseException as exc:
+            # KeyboardInterrupt, SystemExit or a group holding one: tell whoever waits for
+            # the start, then let it propagate (never swallowed).
+            self._failed(exc)
+            raise
         finally:
             self._session = None
             self._ended.set()
+
+    def _failed(self, exc: BaseException) -> None:
+        """The connection ended with `exc`: fail a pending start, or report a lost server."""
+        reason = _describe(exc)
+        if self._ready is not None and not self._ready.done():
+            self._resolve_ready(
+                McpServerError(
+                    f"MCP server '{self.name}' failed to start: {reason}{self._start_hint()}"
+                )
+            )
+        elif not self._closing:
+            self._lost(reason)
 
     def _transport(self, stack: contextlib.AsyncExitStack) -> Any:
         spec = self.spec
