@@ -40,7 +40,9 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    StopReason,
     ToolCallUpdate,
+    ToolKind,
     UnstructuredCommandInput,
 )
 
@@ -80,7 +82,7 @@ COMMANDS = {
     "offload": ("Move all but the latest turn out of the model's context into a file", None),
     "memory": ("List what Invincat remembers about you and this project", None),
 }
-STOP_REASONS = {"completed": "end_turn", "cancelled": "cancelled"}
+STOP_REASONS: dict[str, StopReason] = {"completed": "end_turn", "cancelled": "cancelled"}
 SERVER_ERROR = -32000
 
 
@@ -219,7 +221,7 @@ class InvincatAgent:
                 "wait for it or cancel it (session/cancel) first."
             )
         mode = acp_session.mode
-        command, _, rest = text.strip().partition(" ")
+        command, _space, rest = text.strip().partition(" ")
         if command == "/offload":
             return await self._offload(acp_session)
         if command == "/memory":
@@ -248,7 +250,8 @@ class InvincatAgent:
         assert pump is not None and turn is not None
         acp_session.paused = asyncio.get_running_loop().create_future()
         try:
-            await asyncio.wait({pump, acp_session.paused}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {pump, acp_session.paused}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             acp_session.runtime.cancel(turn.turn_id)
             raise
@@ -408,6 +411,8 @@ class InvincatAgent:
     ) -> ToolCallUpdate:
         root = acp_session.runtime.workspace.root
         args = request.args or {}
+        kind: ToolKind
+        content: list[Any] | None
         if request.kind == "plan":
             title = "Approve this plan?"
             content = [updates.plan_text(request.todos or [])]

@@ -23,12 +23,14 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
+    ToolCallStatus,
+    ToolKind,
     UserMessageChunk,
 )
 
 log = logging.getLogger("invincat.acp.updates")
 
-TOOL_KINDS = {
+TOOL_KINDS: dict[str, ToolKind] = {
     "read_file": "read",
     "ls": "search",
     "glob": "search",
@@ -40,7 +42,11 @@ TOOL_KINDS = {
     "write_todos": "think",
     "load_skill": "read",
 }
-RESULT_STATUS = {"success": "completed", "error": "failed", "rejected": "failed"}
+RESULT_STATUS: dict[str, ToolCallStatus] = {
+    "success": "completed",
+    "error": "failed",
+    "rejected": "failed",
+}
 OUTPUT_LIMIT = 4000
 """Characters of a tool's output shown in the client (the model gets all of it)."""
 
@@ -98,7 +104,7 @@ def tool_call_start(
     args: dict[str, Any],
     root: Path,
     *,
-    status: str = "pending",
+    status: ToolCallStatus = "pending",
     content: list[Any] | None = None,
 ) -> ToolCallStart:
     return ToolCallStart(

@@ -186,7 +186,7 @@ class SessionHost:
         self._ls.protocol.notify_json(
             EVENT, {"threadId": turn.thread_id, "turnId": turn.turn_id, "event": data}
         )
-        self._ls.progress.on_event(turn.turn_id, event)
+        self._ls.turn_progress.on_event(turn.turn_id, event)
         kind = data["type"]
         if kind == "approval_requested":
             self._ls.proposals.add(data, turn.turn_id)

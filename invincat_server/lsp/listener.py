@@ -101,7 +101,7 @@ class OneEditor:
             return
         self._editor = writer
         log.info("Editor connected from %s.", peer)
-        self._protocol.set_writer(writer)  # type: ignore[arg-type]
+        self._protocol.set_writer(writer)
         try:
             if first:
                 handle_body(self._protocol, first, self._error_handler)

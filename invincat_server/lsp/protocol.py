@@ -321,7 +321,7 @@ def parse_params(cls: type[P], raw: Any, method: str) -> P:
         )
     values: dict[str, Any] = {}
     problems: list[str] = []
-    for field in attrs.fields(cls):  # type: ignore[misc]
+    for field in attrs.fields(cls):  # type: ignore[arg-type]  # P is an attrs class
         key, kinds, choices = (
             field.metadata["key"],
             field.metadata["kinds"],

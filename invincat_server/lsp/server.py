@@ -172,7 +172,8 @@ class InvincatLanguageServer(LanguageServer):
         self.host = SessionHost(self)
         self.documents = EditorDocuments(self)
         self.proposals = ProposedEdits(self)
-        self.progress = TurnProgress(self)
+        # Not `progress`: that is pygls' own $/progress method on LanguageServer.
+        self.turn_progress = TurnProgress(self)
         self.memory_sync = MemorySync(self)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -195,9 +196,18 @@ class InvincatLanguageServer(LanguageServer):
     # transports -----------------------------------------------------------------
     def serve_stdio(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout))
-        reader = StdinAsyncReader(stdin, self.thread_pool)
-        self._run(run_messages(reader, self.protocol, self._stop_event, self._on_read_error))
+        # pygls annotates BinaryIO and a Reader of coroutines; the pipes are binary files and
+        # run_messages only awaits what the reader returns (futures here).
+        self.protocol.set_writer(StdoutWriter(stdout))  # type: ignore[arg-type]
+        reader = StdinAsyncReader(stdin, self.thread_pool)  # type: ignore[arg-type]
+        self._run(
+            run_messages(
+                reader,  # type: ignore[arg-type]
+                self.protocol,
+                self._stop_event,
+                self._on_read_error,
+            )
+        )
 
     def serve_tcp(self, host: str, port: int, *, token: str, info_file: Path) -> int:
         """Serve the one editor that presents `token` on host:port; the exit code."""

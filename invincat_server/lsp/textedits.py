@@ -80,9 +80,9 @@ def diff_hunks(old: str, new: str) -> list[Hunk]:
     a_off = [0, *accumulate(len(line) for line in a)]
     b_off = [0, *accumulate(len(line) for line in b)]
     if len(a_mid) > _MAX_DIFF_LINES or len(b_mid) > _MAX_DIFF_LINES:
-        opcodes = [("replace", 0, len(a_mid), 0, len(b_mid))]
+        opcodes: list[tuple[str, int, int, int, int]] = [("replace", 0, len(a_mid), 0, len(b_mid))]
     else:
-        opcodes = SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes()
+        opcodes = list(SequenceMatcher(None, a_mid, b_mid, autojunk=False).get_opcodes())
     hunks: list[Hunk] = []
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":

@@ -78,7 +78,7 @@ def _read_config_file(path: Path) -> dict[str, object]:
 
 def _number(raw: object, name: str, kind: type[int] | type[float]) -> int | float:
     try:
-        return kind(raw)  # type: ignore[arg-type]
+        return kind(raw)  # type: ignore[arg-type, call-overload]  # raw is checked here
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{name} must be a number, got {raw!r}.") from exc
 

@@ -30,14 +30,14 @@ OUTCOME_KEY = "invincat_outcome"
 _REJECTED = {OUTCOME_KEY: "rejected"}
 
 
-def declined(content: str, *, tool_call_id: str, name: str) -> ToolMessage:
+def declined(content: str, *, tool_call_id: str | None, name: str) -> ToolMessage:
     """The result of a call that did not run (or whose effect was refused) because a
     person or a guard said no. `content` tells the model why."""
     from langchain_core.messages import ToolMessage
 
     return ToolMessage(
         content=content,
-        tool_call_id=tool_call_id,
+        tool_call_id=tool_call_id or "",  # LangChain types a call's id as optional
         name=name,
         status="error",
         artifact=dict(_REJECTED),

@@ -136,7 +136,7 @@ class ChatApp:
             thread_id = await self._pick_thread()
             if thread_id is False:
                 return EXIT_USAGE
-            return await self._main(thread_id or None)
+            return await self._main((thread_id or None) if isinstance(thread_id, str) else None)
         except Pending as exc:
             self._err(str(exc))
             return EXIT_FAILED

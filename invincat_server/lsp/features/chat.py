@@ -45,7 +45,7 @@ async def invincat_chat(ls: InvincatLanguageServer, params: Any) -> TurnRef:
     # new turn has not run yet, so nothing of its own is dropped here.
     ls.proposals.remove_where(thread_id=turn.thread_id)
     if chat.work_done_token is not None:
-        ls.progress.use_client_token(turn.turn_id, chat.work_done_token)
+        ls.turn_progress.use_client_token(turn.turn_id, chat.work_done_token)
     ref: TurnRef = {"threadId": turn.thread_id, "turnId": turn.turn_id}
     if not chat.wait:
         return ref

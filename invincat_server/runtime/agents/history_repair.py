@@ -57,7 +57,7 @@ def repair_history(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
                 message = message.model_copy(
                     update={"tool_calls": calls, "invalid_tool_calls": [], "content": content}
                 )
-            called.update(c["id"] for c in calls)
+            called.update(str(c["id"]) for c in calls)  # kept only calls with an id
             pending.extend(dict(c) for c in calls)
         repaired.append(message)
     flush_pending()

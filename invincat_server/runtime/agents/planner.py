@@ -163,12 +163,16 @@ class PlannerGuardMiddleware(AgentMiddleware):
         self.allowed = tuple(allowed)
 
     @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: PlanState, runtime: Runtime) -> dict[str, Any] | None:
+    async def abefore_model(  # type: ignore[override]  # state_schema is PlanState
+        self, state: PlanState, runtime: Runtime
+    ) -> dict[str, Any] | None:
         if (state.get("plan") or {}).get("status") in ("approved", "rejected"):
             return {"jump_to": "end"}
         return None
 
-    async def aafter_model(self, state: PlanState, runtime: Runtime) -> dict[str, Any] | None:
+    async def aafter_model(  # type: ignore[override]  # state_schema is PlanState
+        self, state: PlanState, runtime: Runtime
+    ) -> dict[str, Any] | None:
         last = state["messages"][-1] if state["messages"] else None
         if not isinstance(last, AIMessage):
             return None

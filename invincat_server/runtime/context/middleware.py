@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
@@ -76,7 +76,10 @@ class ContextMiddleware(AgentMiddleware):
         shown = visible_messages(messages, compaction)
         return micro_compact(shown) if self.settings.micro else shown
 
-    async def abefore_model(self, state: ContextState, runtime: Runtime) -> dict[str, Any] | None:
+    # The state is this middleware's own schema (state_schema), a subtype of AgentState.
+    async def abefore_model(  # type: ignore[override]
+        self, state: ContextState, runtime: Runtime
+    ) -> dict[str, Any] | None:
         if not self.settings.auto:
             return None
         messages = state["messages"]
@@ -162,5 +165,6 @@ class ContextMiddleware(AgentMiddleware):
         request: ModelRequest,
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        view = self.model_view(request.messages, request.state.get("compaction"))
+        compaction = cast("dict[str, Any] | None", request.state.get("compaction"))
+        view = self.model_view(request.messages, compaction)
         return await handler(request.override(messages=view))

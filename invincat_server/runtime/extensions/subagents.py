@@ -184,7 +184,9 @@ class SubagentGuardMiddleware(AgentMiddleware):
         return None
 
     @hook_config(can_jump_to=["end"])
-    async def aafter_model(self, state: SubagentState, runtime: Runtime) -> dict[str, Any] | None:
+    async def aafter_model(  # type: ignore[override]  # state_schema is SubagentState
+        self, state: SubagentState, runtime: Runtime
+    ) -> dict[str, Any] | None:
         last = state["messages"][-1] if state["messages"] else None
         if not isinstance(last, AIMessage) or not last.tool_calls:
             return None

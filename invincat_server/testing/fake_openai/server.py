@@ -291,7 +291,7 @@ class FakeOpenAIServer:
         elif key == ("POST", "/_fake/steps"):
             try:
                 data = request.json()
-                steps = data.get("steps") if isinstance(data, dict) else data
+                steps: Any = data.get("steps") if isinstance(data, dict) else data
                 self._script.add(steps)
             except (ValueError, ScenarioError) as exc:
                 await send_json(writer, 400, error_payload(400, f"fake-openai: {exc}"))
