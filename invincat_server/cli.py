@@ -8,8 +8,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
 from invincat_server import __version__
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.config import Settings
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, like `seq 1000000 | head -1`
@@ -135,6 +139,30 @@ def _quiet_broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def _run_chat(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: Settings) -> int:
+    if args.thread and args.resume:
+        parser.error("--thread and --resume cannot be combined")
+    if args.plan and not args.prompt:
+        parser.error("--plan needs a PROMPT (in the REPL use /plan PROMPT)")
+    from invincat_server.terminal.app import ChatOptions, run_chat
+
+    options = ChatOptions(
+        prompt=args.prompt,
+        yes=args.yes,
+        json=args.json,
+        thread=args.thread,
+        resume=args.resume,
+        cwd=args.cwd,
+        model=args.model,
+        plan=args.plan,
+        trust_project=args.trust_project,
+    )
+    try:
+        return asyncio.run(run_chat(settings, options))
+    except KeyboardInterrupt:
+        return 130
+
+
 def _run(argv: list[str] | None) -> int:
     if (sys.argv[1:] if argv is None else argv) == ["--stdio"]:
         # What editors launch, on every start: skip building the whole CLI (~10 ms of
@@ -174,27 +202,7 @@ def _run(argv: list[str] | None) -> int:
         print(f"invincat: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "chat":
-        if args.thread and args.resume:
-            parser.error("--thread and --resume cannot be combined")
-        if args.plan and not args.prompt:
-            parser.error("--plan needs a PROMPT (in the REPL use /plan PROMPT)")
-        from invincat_server.terminal.app import ChatOptions, run_chat
-
-        options = ChatOptions(
-            prompt=args.prompt,
-            yes=args.yes,
-            json=args.json,
-            thread=args.thread,
-            resume=args.resume,
-            cwd=args.cwd,
-            model=args.model,
-            plan=args.plan,
-            trust_project=args.trust_project,
-        )
-        try:
-            return asyncio.run(run_chat(settings, options))
-        except KeyboardInterrupt:
-            return 130
+        return _run_chat(parser, args, settings)
     if args.command == "memory":
         from invincat_server.terminal.memory_cli import run_memory_command
 

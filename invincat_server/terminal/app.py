@@ -358,57 +358,74 @@ class ChatApp:
                 command, _, arg = line.partition(" ")
                 if command in ("/exit", "/quit"):
                     return EXIT_OK
-                if command == "/help":
-                    self.renderer.note(REPL_HELP)
-                elif command == "/new":
-                    thread_id = None
-                    self.renderer.note("New thread.")
-                elif command == "/threads":
-                    for info in await self.session.threads():
-                        self.renderer.note(f"{info.thread_id}  {info.updated_at}  {info.title}")
-                elif command == "/thread":
-                    known = {t.thread_id for t in await self.session.threads()}
-                    if arg.strip() in known:
-                        thread_id = arg.strip()
-                        self.renderer.note(f"Switched to {thread_id}.")
-                        await self._finish_pending(thread_id)
-                    else:
-                        self.renderer.note(f"Unknown thread {arg.strip()!r}.")
-                elif command == "/plan":
-                    if not arg.strip():
-                        self.renderer.note("Usage: /plan WHAT TO DO")
-                        continue
-                    try:
-                        turn = await self.session.start_turn(arg.strip(), thread_id, "plan")
-                    except SessionError as exc:
-                        self.renderer.note(str(exc))
-                        continue
-                    thread_id = turn.thread_id
-                    await self._drive(turn)
-                elif command == "/expand":
-                    number = arg.strip()
-                    if number and not number.isdigit():
-                        self.renderer.note("Usage: /expand [N] (N as shown after a tool result)")
-                    else:
-                        self.renderer.expand(int(number) if number else None)
-                elif command == "/memory":
-                    await self._show_memory()
-                elif command == "/skills":
-                    self._show_skills()
-                elif command == "/offload":
-                    await self._offload(thread_id)
-                elif command in NOT_YET:
-                    self.renderer.note(f"{command} is not available in this version yet.")
-                else:
-                    self.renderer.note(f"Unknown command {command}; /help lists them.")
+                thread_id = await self._slash_command(command, arg.strip(), thread_id)
                 continue
-            try:
-                turn = await self.session.start_turn(line, thread_id)
-            except SessionError as exc:
-                self.renderer.note(str(exc))
-                continue
-            thread_id = turn.thread_id
-            await self._drive(turn)
+            thread_id = await self._run_prompt(line, thread_id)
+
+    async def _run_prompt(
+        self, prompt: str, thread_id: str | None, mode: str = "agent"
+    ) -> str | None:
+        """Run one turn to its end; returns the thread the REPL continues on."""
+        assert self.session is not None
+        try:
+            turn = await self.session.start_turn(prompt, thread_id, mode)
+        except SessionError as exc:
+            self.renderer.note(str(exc))
+            return thread_id
+        await self._drive(turn)
+        return turn.thread_id
+
+    async def _slash_command(self, command: str, arg: str, thread_id: str | None) -> str | None:
+        """Run one REPL command (not /exit); returns the thread the REPL continues on."""
+        assert self.session is not None
+        if command == "/new":
+            self.renderer.note("New thread.")
+            return None
+        if command == "/thread":
+            return await self._switch_thread(arg, thread_id)
+        if command == "/plan":
+            if not arg:
+                self.renderer.note("Usage: /plan WHAT TO DO")
+                return thread_id
+            return await self._run_prompt(arg, thread_id, "plan")
+        if command == "/help":
+            self.renderer.note(REPL_HELP)
+        elif command == "/threads":
+            await self._list_threads()
+        elif command == "/expand":
+            self._expand(arg)
+        elif command == "/memory":
+            await self._show_memory()
+        elif command == "/skills":
+            self._show_skills()
+        elif command == "/offload":
+            await self._offload(thread_id)
+        elif command in NOT_YET:
+            self.renderer.note(f"{command} is not available in this version yet.")
+        else:
+            self.renderer.note(f"Unknown command {command}; /help lists them.")
+        return thread_id
+
+    async def _list_threads(self) -> None:
+        assert self.session is not None
+        for info in await self.session.threads():
+            self.renderer.note(f"{info.thread_id}  {info.updated_at}  {info.title}")
+
+    def _expand(self, arg: str) -> None:
+        if arg and not arg.isdigit():
+            self.renderer.note("Usage: /expand [N] (N as shown after a tool result)")
+        else:
+            self.renderer.expand(int(arg) if arg else None)
+
+    async def _switch_thread(self, wanted: str, thread_id: str | None) -> str | None:
+        assert self.session is not None
+        known = {t.thread_id for t in await self.session.threads()}
+        if wanted not in known:
+            self.renderer.note(f"Unknown thread {wanted!r}.")
+            return thread_id
+        self.renderer.note(f"Switched to {wanted}.")
+        await self._finish_pending(wanted)
+        return wanted
 
     async def _show_memory(self) -> None:
         assert self.session is not None

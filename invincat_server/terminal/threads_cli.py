@@ -116,22 +116,26 @@ async def _prune(records: Records, args: argparse.Namespace) -> int:
             print(f"  {_describe(info)}")
         if args.yes or _confirm(f"Delete these {len(plain)} thread(s)? This cannot be undone."):
             chosen += plain
-    for info, pending in waiting:
-        print(f"Thread {_describe(info)}")
-        print(_waiting_note(pending))
-        if args.yes:
-            if args.discard_pending:
-                chosen.append(info)
-            else:
-                print("  kept (add --discard-pending to delete it with --yes)")
-        elif _confirm("Delete it and discard the waiting approvals?"):
-            chosen.append(info)
+    chosen += [info for info, pending in waiting if _delete_waiting(info, pending, args)]
     for info in chosen:
         await records.delete_thread(info.thread_id)
     if chosen:
         await records.reclaim_space()
     print(f"Deleted {len(chosen)} thread(s); kept {len(old) - len(chosen)}.")
     return EXIT_OK
+
+
+def _delete_waiting(
+    info: ThreadInfo, pending: list[ApprovalRecord], args: argparse.Namespace
+) -> bool:
+    """Whether to delete a thread that still has approvals waiting (asks unless --yes)."""
+    print(f"Thread {_describe(info)}")
+    print(_waiting_note(pending))
+    if not args.yes:
+        return _confirm("Delete it and discard the waiting approvals?")
+    if not args.discard_pending:
+        print("  kept (add --discard-pending to delete it with --yes)")
+    return bool(args.discard_pending)
 
 
 def _describe(info: ThreadInfo) -> str:

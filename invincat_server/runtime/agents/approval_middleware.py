@@ -19,7 +19,7 @@ import uuid
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
@@ -124,15 +124,7 @@ class ApprovalMiddleware(AgentMiddleware):
             )
         if not last.tool_calls:
             return None
-        thread_id = user_thread_id()
-        requests = []
-        for call in last.tool_calls:
-            if call["id"] in answered:
-                continue  # already refused by a guard that ran first; it will not run
-            if self.policy.needs_approval(call["name"], call["args"]):
-                request = self._request(thread_id, last.id or "", dict(call))
-                if request is not None:
-                    requests.append(request)
+        requests = self._requests(last, answered)
         if not requests:
             return None
 
@@ -154,19 +146,41 @@ class ApprovalMiddleware(AgentMiddleware):
             if decision is None or request is None:
                 new_calls.append(call)
                 continue
-            if decision.type == "reject":
-                note = f"The user rejected this {call['name']} call; it did not run."
-                if decision.message:
-                    note += f" The user said: {decision.message}"
-                rejections.append(declined(note, tool_call_id=call["id"], name=call["name"]))
-                new_calls.append(call)
-            elif decision.type == "edit":
-                new_calls.append({**call, "args": dict(decision.edited_args or {})})
-            else:
-                if decision.type == "approve_always":
-                    for option in request.always_options:
-                        if option.scope == decision.scope:
-                            self.policy.remember(option)
-                new_calls.append(call)
+            new_calls.append(self._apply_decision(call, decision, request, rejections))
         updated = last.model_copy(update={"tool_calls": new_calls})
         return {"messages": [updated, *rejections]}
+
+    def _requests(self, last: AIMessage, answered: set[str]) -> list[ApprovalRequested]:
+        """The approval requests for the calls of `last` the policy sends to a person."""
+        thread_id = user_thread_id()
+        requests = []
+        for call in last.tool_calls:
+            if call["id"] in answered:
+                continue  # already refused by a guard that ran first; it will not run
+            if self.policy.needs_approval(call["name"], call["args"]):
+                request = self._request(thread_id, last.id or "", dict(call))
+                if request is not None:
+                    requests.append(request)
+        return requests
+
+    def _apply_decision(
+        self,
+        call: ToolCall,
+        decision: Decision,
+        request: ApprovalRequested,
+        rejections: list[ToolMessage],
+    ) -> ToolCall:
+        """The call as decided (a rejection also adds its result to `rejections`)."""
+        if decision.type == "reject":
+            note = f"The user rejected this {call['name']} call; it did not run."
+            if decision.message:
+                note += f" The user said: {decision.message}"
+            rejections.append(declined(note, tool_call_id=call["id"], name=call["name"]))
+            return call
+        if decision.type == "edit":
+            return {**call, "args": dict(decision.edited_args or {})}
+        if decision.type == "approve_always":
+            for option in request.always_options:
+                if option.scope == decision.scope:
+                    self.policy.remember(option)
+        return call

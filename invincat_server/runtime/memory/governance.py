@@ -159,14 +159,7 @@ def _apply_targeted(
         return
     changes: dict[str, Any] = {"updated_at": now}
     if isinstance(op, UpdateOp):
-        if op.content is not None:
-            changes["content"] = op.content
-        if op.confidence is not None:
-            changes["confidence"] = op.confidence
-        if op.score_reason is not None:
-            changes["score_reason"] = op.score_reason
-        if citations is not None:
-            changes["citations"] = citations
+        changes |= _update_changes(op, citations)
     elif isinstance(op, RescoreOp):
         changes |= {"score": op.score, "tier": op.tier, "score_reason": op.score_reason}
         changes["last_scored_at"] = now
@@ -182,6 +175,19 @@ def _apply_targeted(
     cs.put(entry.model_copy(update=changes), applied)
     if isinstance(op, RestoreOp):
         cs.restored.append((op.id, applied))
+
+
+def _update_changes(op: UpdateOp, citations: list[Citation] | None) -> dict[str, Any]:
+    """The fields an update sets: only those it carries."""
+    fields: dict[str, Any] = {
+        "content": op.content,
+        "confidence": op.confidence,
+        "score_reason": op.score_reason,
+    }
+    changes = {key: value for key, value in fields.items() if value is not None}
+    if citations is not None:
+        changes["citations"] = citations
+    return changes
 
 
 def _create_fields(
@@ -224,20 +230,42 @@ def govern(
     it, an op that carries citations is dropped.
     """
     cs = Changeset(state, ctx)
+    parsed = _parse_ops(cs, raw_ops)  # 1. parse + schema
+    violation = _batch_rule_violation(raw_ops)  # 2. batch rules
+    if violation:
+        return cs.reject(violation)
+    targeted = _check_targets(cs, parsed, state, ctx)  # 3. target checks
+    # 4. redaction (+ citation checks, which read files)
+    ready, cited = _clean_ops(cs, targeted, ctx, citations)
+    for index, op in ready:  # everything but creates, so de-dup sees the batch's effect
+        if not isinstance(op, CreateOp):
+            _apply_targeted(cs, index, op, cited.get(index))
+    _dedupe_creates(cs, ready, ctx, cited)  # 5. de-duplication of creates
+    outcome = cs.finish(limits)  # 6. bounds (+ id allocation)
+    created = {a.index: a.id for a in outcome.applied if a.op == "create"}
+    for applied in outcome.applied:
+        extra = applied.model_extra or {}
+        if applied.op == "noop" and "duplicate_of_index" in extra:
+            applied.id = created.get(extra["duplicate_of_index"])
+    return outcome
+
+
+def _parse_ops(cs: Changeset, raw_ops: list[Any]) -> list[tuple[int, Any]]:
     parsed: list[tuple[int, Any]] = []
-    for index, raw in enumerate(raw_ops):  # 1. parse + schema
+    for index, raw in enumerate(raw_ops):
         op, why = parse_op(raw)
         if op is None:
             cs.drop(index, op_name(raw), mask_residual(why or "invalid op"), _raw_id(raw))
         else:
             parsed.append((index, op))
+    return parsed
 
-    violation = _batch_rule_violation(raw_ops)  # 2. batch rules
-    if violation:
-        return cs.reject(violation)
 
+def _check_targets(
+    cs: Changeset, parsed: list[tuple[int, Any]], state: StoreState, ctx: BatchContext
+) -> list[tuple[int, Any]]:
     targeted: list[tuple[int, Any]] = []
-    for index, op in parsed:  # 3. target checks
+    for index, op in parsed:
         if isinstance(op, NoopOp):
             note = {"reason": mask_residual(op.reason)} if op.reason else {}
             cs.applied.append(AppliedOp.of(op="noop", index=index, **note))
@@ -251,10 +279,18 @@ def govern(
                 cs.drop(index, op.op, problem, op.id)
                 continue
         targeted.append((index, op))
+    return targeted
 
+
+def _clean_ops(
+    cs: Changeset,
+    targeted: list[tuple[int, Any]],
+    ctx: BatchContext,
+    citations: CitationResolver | None,
+) -> tuple[list[tuple[int, Any]], dict[int, list[Citation] | None]]:
     ready: list[tuple[int, Any]] = []
     cited: dict[int, list[Citation] | None] = {}
-    for index, op in targeted:  # 4. redaction (+ citation checks, which read files)
+    for index, op in targeted:
         clean, why = _redact_op(op)
         if clean is None:
             cs.drop(index, op.op, why or "holds a secret", getattr(op, "id", None))
@@ -265,18 +301,22 @@ def govern(
             continue
         cited[index] = resolved
         ready.append((index, clean))
+    return ready, cited
 
-    for index, op in ready:  # everything but creates, so de-dup sees the batch's effect
-        if not isinstance(op, CreateOp):
-            _apply_targeted(cs, index, op, cited.get(index))
 
+def _dedupe_creates(
+    cs: Changeset,
+    ready: list[tuple[int, Any]],
+    ctx: BatchContext,
+    cited: dict[int, list[Citation] | None],
+) -> None:
     has_creates = any(isinstance(op, CreateOp) for _, op in ready)
     dupes = DuplicateIndex(
         (e.id, e.content)
         for e in (cs.work.entries.values() if has_creates else ())
         if e.status == "active" and e.invalid is None
     )
-    for index, op in ready:  # 5. de-duplication of creates
+    for index, op in ready:
         if not isinstance(op, CreateOp):
             continue
         duplicate = dupes.find(op.content)
@@ -303,10 +343,3 @@ def govern(
             )
         )
         dupes.add(f"#{index}", op.content)
-    outcome = cs.finish(limits)  # 6. bounds (+ id allocation)
-    created = {a.index: a.id for a in outcome.applied if a.op == "create"}
-    for applied in outcome.applied:
-        extra = applied.model_extra or {}
-        if applied.op == "noop" and "duplicate_of_index" in extra:
-            applied.id = created.get(extra["duplicate_of_index"])
-    return outcome

@@ -238,16 +238,9 @@ class PathGuard:
             if re.search(rf"(?<![\w.-]){re.escape(mention)}(?![\w.-])", flat):
                 return f"names {mention}, Invincat's home directory ($INVINCAT_HOME)"
         for match in _INVINCAT_MENTION.finditer(flat):
-            rest = match.group("rest").lstrip("/")
-            name = rest.split("/", 1)[0]
-            if not name:
-                return "names the .invincat directory that holds the project memory"
-            if MEMORY_FILE.match(name):
-                return "names a memory file in .invincat/"
-            if name in _PROJECT_SETTINGS_NAMES or name in _HOME_NAMES:
-                return f"names .invincat/{name}, a file that grants permissions"
-            if _GLOB_CHARS.search(name) and any(fnmatch.fnmatch(n, name) for n in CANONICAL_NAMES):
-                return f"uses a pattern ({match.group(0)}) that matches memory files"
+            reason = _invincat_mention_reason(match)
+            if reason:
+                return reason
         for word in re.split(r"[\s;&|<>()`=]+", flat):
             if _GLOB_CHARS.search(word) and _specific_memory_glob(word):
                 return f"uses a pattern ({word}) that matches memory files"
@@ -317,16 +310,9 @@ class PathGuard:
             if program == "invincat" and {"--trust-project", "--yes"} & set(seg):
                 return "runs invincat with --trust-project/--yes, consent only the user gives"
             if program == "find":
-                roots = []
-                for arg in seg[1:]:
-                    if arg in ("-H", "-L", "-P"):
-                        continue
-                    if arg.startswith(("-", "(", "!")):
-                        break
-                    roots.append(arg)
                 acts = any(arg in _FIND_ACTIONS for arg in seg) or pipes_to_xargs
-                for root in roots or ["."]:
-                    if acts and self._contains_memory(_under(cwd, root)):
+                for root in _find_roots(seg) if acts else []:
+                    if self._contains_memory(_under(cwd, root)):
                         return (
                             f"runs find with actions over {root}, which holds memory or "
                             "Invincat settings files"
@@ -376,3 +362,30 @@ def command_touches_memory(
 ) -> str | None:
     """Module-level convenience for `PathGuard(...).command_touches_memory(command)`."""
     return PathGuard(home, project_root).command_touches_memory(command, cwd)
+
+
+def _invincat_mention_reason(match: re.Match[str]) -> str | None:
+    """Why a mention of `.invincat/<name>` in a command is refused, if it is."""
+    rest = match.group("rest").lstrip("/")
+    name = rest.split("/", 1)[0]
+    if not name:
+        return "names the .invincat directory that holds the project memory"
+    if MEMORY_FILE.match(name):
+        return "names a memory file in .invincat/"
+    if name in _PROJECT_SETTINGS_NAMES or name in _HOME_NAMES:
+        return f"names .invincat/{name}, a file that grants permissions"
+    if _GLOB_CHARS.search(name) and any(fnmatch.fnmatch(n, name) for n in CANONICAL_NAMES):
+        return f"uses a pattern ({match.group(0)}) that matches memory files"
+    return None
+
+
+def _find_roots(seg: list[str]) -> list[str]:
+    """The start points of a `find` command (`.` when it names none)."""
+    roots = []
+    for arg in seg[1:]:
+        if arg in ("-H", "-L", "-P"):
+            continue
+        if arg.startswith(("-", "(", "!")):
+            break
+        roots.append(arg)
+    return roots or ["."]

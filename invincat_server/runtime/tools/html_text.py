@@ -66,7 +66,11 @@ class _Converter(HTMLParser):
         if tag in _SKIP:
             self.skip_tag, self.skip_nest = tag, 1
             return
-        attr = dict(attrs)
+        if not self._open_block(tag):
+            self._open_inline(tag, dict(attrs))
+
+    def _open_block(self, tag: str) -> bool:
+        """Start a block-level element; False if `tag` is not one."""
         if tag in _HEADINGS:
             self._break()
             self._text(self._prefix() + "#" * _HEADINGS[tag] + " ")
@@ -82,25 +86,36 @@ class _Converter(HTMLParser):
             self._break()
             self._text("```\n")
             self.pre_depth += 1
-        elif tag == "code" and not self.pre_depth:
-            self._text("`")
         elif tag in ("ul", "ol"):
             if not self.lists:
                 self._break()
             self.lists.append([0 if tag == "ol" else -1])
         elif tag == "li":
-            indent = _INDENT * 2 * max(0, len(self.lists) - 1)
-            counter = self.lists[-1] if self.lists else [-1]
-            if counter[0] >= 0:
-                counter[0] += 1
-                marker = f"{counter[0]}. "
-            else:
-                marker = "- "
-            self._text(f"\n{self._prefix()}{indent}{marker}")
+            self._list_item()
         elif tag == "blockquote":
             self.quote_depth += 1
             self._break()
             self._text(self._prefix())
+        elif tag == "tr":
+            self.row_cells = 0
+            self._break(blank=False)
+        else:
+            return False
+        return True
+
+    def _list_item(self) -> None:
+        indent = _INDENT * 2 * max(0, len(self.lists) - 1)
+        counter = self.lists[-1] if self.lists else [-1]
+        if counter[0] >= 0:
+            counter[0] += 1
+            marker = f"{counter[0]}. "
+        else:
+            marker = "- "
+        self._text(f"\n{self._prefix()}{indent}{marker}")
+
+    def _open_inline(self, tag: str, attr: dict[str, str | None]) -> None:
+        if tag == "code" and not self.pre_depth:
+            self._text("`")
         elif tag == "a":
             self.links.append((attr.get("href"), len(self.out)))
         elif tag in ("strong", "b"):
@@ -109,9 +124,6 @@ class _Converter(HTMLParser):
             self._text("*")
         elif tag == "img" and attr.get("alt"):
             self._text(f"[image: {attr['alt']}]")
-        elif tag == "tr":
-            self.row_cells = 0
-            self._break(blank=False)
         elif tag in ("td", "th"):
             self._text(" | " if self.row_cells else "| ")
             self.row_cells += 1
@@ -125,14 +137,17 @@ class _Converter(HTMLParser):
                 if not self.skip_nest:
                     self.skip_tag = None
             return
+        if not self._close_block(tag):
+            self._close_inline(tag)
+
+    def _close_block(self, tag: str) -> bool:
+        """End a block-level element; False if `tag` is not one (or not open)."""
         if tag in _HEADINGS or tag in _BLOCK:
             self._break()
         elif tag == "pre" and self.pre_depth:
             self.pre_depth -= 1
             self._text("\n```")
             self._break()
-        elif tag == "code" and not self.pre_depth:
-            self._text("`")
         elif tag in ("ul", "ol") and self.lists:
             self.lists.pop()
             if not self.lists:
@@ -140,22 +155,33 @@ class _Converter(HTMLParser):
         elif tag == "blockquote" and self.quote_depth:
             self.quote_depth -= 1
             self._break()
+        else:
+            return False
+        return True
+
+    def _close_inline(self, tag: str) -> None:
+        if tag == "code" and not self.pre_depth:
+            self._text("`")
         elif tag == "a" and self.links:
-            href, start = self.links.pop()
-            label = "".join(self.out[start:]).strip()
-            if href and not href.startswith(("#", "javascript:")):
-                target = urljoin(self.base_url, href) if self.base_url else href
-                if label and label != target:
-                    del self.out[start:]
-                    self._text(f"[{label}]({target})")
-                elif not label:
-                    self._text(f"<{target}>")
+            self._close_link()
         elif tag in ("strong", "b"):
             self._text("**")
         elif tag in ("em", "i"):
             self._text("*")
         elif tag == "tr":
             self._text(" |" if self.row_cells else "")
+
+    def _close_link(self) -> None:
+        """`[label](url)` for a link with a label, `<url>` for one without."""
+        href, start = self.links.pop()
+        label = "".join(self.out[start:]).strip()
+        if href and not href.startswith(("#", "javascript:")):
+            target = urljoin(self.base_url, href) if self.base_url else href
+            if label and label != target:
+                del self.out[start:]
+                self._text(f"[{label}]({target})")
+            elif not label:
+                self._text(f"<{target}>")
 
     def handle_data(self, data: str) -> None:
         if self.in_title:

@@ -468,6 +468,78 @@ async def _run_in_thread(func: Callable[..., T], *args: Any) -> T:
         raise
 
 
+async def _run_glob(
+    workspace: Workspace, rg_path: str | None, pattern: str, tool_call_id: str, path: str
+) -> str | ToolMessage:
+    if pattern.startswith("/"):
+        raise ToolException(
+            f"Glob pattern {pattern!r} must be relative; use `path` to choose the "
+            "directory to search from."
+        )
+    matcher = GlobMatcher(pattern)
+    try:
+        base = workspace.resolve(path)
+    except ProtectedPathError as exc:
+        # The protection refused the path: declined, like the file tools do.
+        return declined(str(exc), tool_call_id=tool_call_id, name="glob")
+    if not base.is_dir():
+        what = "is a file, not a directory" if base.exists() else "does not exist"
+        raise ToolException(f"{workspace.relative(base)} {what}; glob needs a directory.")
+    if rg_path is not None:
+        try:
+            files = await ripgrep.list_files(rg_path, base, skip_dirs=SKIP_DIRS)
+            return await asyncio.to_thread(_glob_with_rg, workspace, base, matcher, files)
+        except ripgrep.RipgrepFailed as exc:
+            log.info("rg failed (%s); glob falls back to the Python walk", exc)
+    return await _run_in_thread(_glob, workspace, base, matcher)
+
+
+async def _run_grep(
+    workspace: Workspace,
+    documents: DocumentSource,
+    rg_path: str | None,
+    pattern: str,
+    tool_call_id: str,
+    path: str,
+    glob: str | None,
+) -> str | ToolMessage:
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise ToolException(
+            f"Invalid regular expression {pattern!r}: {exc}. Patterns use Python "
+            "`re` syntax; escape special characters such as ( [ . * with a backslash."
+        ) from exc
+    name_filter = GlobMatcher(glob) if glob else None
+    try:
+        base = workspace.resolve(path)
+    except ProtectedPathError as exc:
+        return declined(str(exc), tool_call_id=tool_call_id, name="grep")
+    display = workspace.relative(base)
+    if not base.exists():
+        raise ToolException(f"Path not found: {display}.")
+    results: list[str] | None = None
+    capped = False
+    if rg_path is not None and base.is_dir():
+        searcher = _RgGrep(rg_path, workspace, documents, base, regex, name_filter)
+        try:
+            results, capped = await searcher.run()
+        except ripgrep.RipgrepFailed as exc:
+            log.info("rg failed (%s); grep falls back to the Python walk", exc)
+    if results is None:
+        results, capped = await _python_grep(
+            workspace, documents, base, display, regex, name_filter
+        )
+    if not results:
+        scope = f" in files matching {glob!r}" if glob else ""
+        return f"No matches for {pattern!r} in {display}{scope}."
+    if capped:
+        results.append(
+            f"... stopped after {GREP_MAX_MATCHES} matches; narrow the pattern, path or glob."
+        )
+    return "\n".join(results)
+
+
 def build_search_tools(
     workspace: Workspace, documents: DocumentSource, *, rg: str | None = _AUTO
 ) -> list[BaseTool]:
@@ -477,68 +549,13 @@ def build_search_tools(
 
     async def glob_tool(pattern: str, tool_call_id: str, path: str = ".") -> str | ToolMessage:
         with tool_errors():
-            if pattern.startswith("/"):
-                raise ToolException(
-                    f"Glob pattern {pattern!r} must be relative; use `path` to choose the "
-                    "directory to search from."
-                )
-            matcher = GlobMatcher(pattern)
-            try:
-                base = workspace.resolve(path)
-            except ProtectedPathError as exc:
-                # The protection refused the path: declined, like the file tools do.
-                return declined(str(exc), tool_call_id=tool_call_id, name="glob")
-            if not base.is_dir():
-                what = "is a file, not a directory" if base.exists() else "does not exist"
-                raise ToolException(f"{workspace.relative(base)} {what}; glob needs a directory.")
-            if rg_path is not None:
-                try:
-                    files = await ripgrep.list_files(rg_path, base, skip_dirs=SKIP_DIRS)
-                    return await asyncio.to_thread(_glob_with_rg, workspace, base, matcher, files)
-                except ripgrep.RipgrepFailed as exc:
-                    log.info("rg failed (%s); glob falls back to the Python walk", exc)
-            return await _run_in_thread(_glob, workspace, base, matcher)
+            return await _run_glob(workspace, rg_path, pattern, tool_call_id, path)
 
     async def grep(
         pattern: str, tool_call_id: str, path: str = ".", glob: str | None = None
     ) -> str | ToolMessage:
         with tool_errors():
-            try:
-                regex = re.compile(pattern)
-            except re.error as exc:
-                raise ToolException(
-                    f"Invalid regular expression {pattern!r}: {exc}. Patterns use Python "
-                    "`re` syntax; escape special characters such as ( [ . * with a backslash."
-                ) from exc
-            name_filter = GlobMatcher(glob) if glob else None
-            try:
-                base = workspace.resolve(path)
-            except ProtectedPathError as exc:
-                return declined(str(exc), tool_call_id=tool_call_id, name="grep")
-            display = workspace.relative(base)
-            if not base.exists():
-                raise ToolException(f"Path not found: {display}.")
-            results: list[str] | None = None
-            capped = False
-            if rg_path is not None and base.is_dir():
-                searcher = _RgGrep(rg_path, workspace, documents, base, regex, name_filter)
-                try:
-                    results, capped = await searcher.run()
-                except ripgrep.RipgrepFailed as exc:
-                    log.info("rg failed (%s); grep falls back to the Python walk", exc)
-            if results is None:
-                results, capped = await _python_grep(
-                    workspace, documents, base, display, regex, name_filter
-                )
-            if not results:
-                scope = f" in files matching {glob!r}" if glob else ""
-                return f"No matches for {pattern!r} in {display}{scope}."
-            if capped:
-                results.append(
-                    f"... stopped after {GREP_MAX_MATCHES} matches; narrow the pattern, "
-                    "path or glob."
-                )
-            return "\n".join(results)
+            return await _run_grep(workspace, documents, rg_path, pattern, tool_call_id, path, glob)
 
     return [
         make_tool(

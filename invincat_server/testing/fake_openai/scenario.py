@@ -127,6 +127,18 @@ def validate_step(step: object, index: int | None = None) -> Step:
         raise ScenarioError(f"{where}: unknown keys {sorted(unknown)} (known: {sorted(STEP_KEYS)})")
     step = copy.deepcopy(step)
 
+    _validate_reply(step, where)
+    if "match" in step:
+        _validate_match(step["match"], where)
+    _validate_numbers(step, where)
+    for key in ("finish_reason", "message", "comment"):
+        if key in step and not isinstance(step[key], str):
+            raise ScenarioError(f"{where}: `{key}` must be a string")
+    return step
+
+
+def _validate_reply(step: dict[str, Any], where: str) -> None:
+    """What the step answers: a fault, content or tool calls (normalised in place)."""
     fault = step.get("fault")
     if fault is not None:
         status = http_fault_status(fault) if isinstance(fault, str) else None
@@ -146,8 +158,10 @@ def validate_step(step: object, index: int | None = None) -> Step:
         step["tool_calls"] = [
             _validate_tool_call(call, f"{where} tool_calls[{i}]") for i, call in enumerate(calls)
         ]
-    if "match" in step:
-        _validate_match(step["match"], where)
+
+
+def _validate_numbers(step: dict[str, Any], where: str) -> None:
+    """Delays, counts and usage."""
     for key in ("delay", "chunk_delay", "retry_after"):
         if key in step and (not _is_number(step[key]) or step[key] < 0):
             raise ScenarioError(f"{where}: `{key}` must be a number >= 0")
@@ -163,10 +177,6 @@ def validate_step(step: object, index: int | None = None) -> Step:
             raise ScenarioError(f"{where}: `usage` may only hold {sorted(USAGE_KEYS)}")
         if not all(_is_count(v, 0) for v in usage.values()):
             raise ScenarioError(f"{where}: `usage` values must be integers >= 0")
-    for key in ("finish_reason", "message", "comment"):
-        if key in step and not isinstance(step[key], str):
-            raise ScenarioError(f"{where}: `{key}` must be a string")
-    return step
 
 
 def validate_steps(steps: object) -> list[Step]:

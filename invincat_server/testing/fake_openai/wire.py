@@ -63,6 +63,21 @@ async def _read_chunked_body(reader: asyncio.StreamReader) -> bytes:
         await reader.readexactly(2)  # CRLF after each chunk
 
 
+def _parse_headers(lines: list[str]) -> dict[str, str]:
+    """Header lines as a dict of lower-case names; repeated headers are joined with ", "."""
+    headers: dict[str, str] = {}
+    for line in lines:
+        if not line:
+            continue
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip():
+            raise BadRequest(f"bad header line {line!r}")
+        key = name.strip().lower()
+        value = value.strip()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    return headers
+
+
 async def read_request(
     reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> HttpRequest | None:
@@ -81,16 +96,7 @@ async def read_request(
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
         raise BadRequest(f"bad request line {lines[0]!r}")
     method, target, _version = parts
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if not line:
-            continue
-        name, sep, value = line.partition(":")
-        if not sep or not name.strip():
-            raise BadRequest(f"bad header line {line!r}")
-        key = name.strip().lower()
-        value = value.strip()
-        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    headers = _parse_headers(lines[1:])
 
     # curl (and some other clients) wait for this before sending large bodies.
     if headers.get("expect", "").lower() == "100-continue":

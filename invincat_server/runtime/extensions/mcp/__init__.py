@@ -88,10 +88,8 @@ def _hide_dead_tools(dead: set[str]) -> Any:
     return McpToolFilter()
 
 
-async def mcp_provider(ctx: ExtensionContext, ext: Extensions) -> None:
-    """Start the configured MCP servers and add their tools to the session."""
-    from invincat_server.runtime.approvals import Rule
-
+def _configs(ctx: ExtensionContext) -> list[LoadedConfig]:
+    """The user's, the editor's and the trusted project's MCP configs (errors told)."""
     configs: list[LoadedConfig] = []
     user = load_file(user_config_path(ctx.settings.home), "user")
     if user is not None:
@@ -106,12 +104,37 @@ async def mcp_provider(ctx: ExtensionContext, ext: Extensions) -> None:
     for config in configs:
         for error in config.errors:
             ctx.notify(error)
-    specs = merge(configs)
+    return configs
+
+
+def _register_tools(
+    ctx: ExtensionContext,
+    ext: Extensions,
+    conn: McpConnection,
+    names: list[str],
+    taken: set[str],
+) -> None:
+    """Add `conn`'s tools to the session under unique names (appended to `names`)."""
+    from invincat_server.runtime.approvals import Rule
+    from invincat_server.runtime.extensions.mcp.tools import build_tool, tool_name
+
+    for tool in conn.tools:
+        name = tool_name(conn.name, tool.name, taken)
+        names.append(name)
+        ext.tools.append(build_tool(conn, tool, name))
+        if conn.spec.auto_approves(tool.name):
+            # A session rule, exactly like "approve always (session)": the config file
+            # is the user's standing answer for this tool.
+            ctx.policy.session_rules.append(Rule(tool=name))
+
+
+async def mcp_provider(ctx: ExtensionContext, ext: Extensions) -> None:
+    """Start the configured MCP servers and add their tools to the session."""
+    specs = merge(_configs(ctx))
     if not specs:
         return
 
     from invincat_server.runtime.extensions.mcp.client import McpConnection, McpServerError
-    from invincat_server.runtime.extensions.mcp.tools import build_tool, tool_name
 
     tool_names: dict[str, list[str]] = {}
     dead: set[str] = set()
@@ -149,14 +172,7 @@ async def mcp_provider(ctx: ExtensionContext, ext: Extensions) -> None:
     summary = []
     for conn in started:
         names = tool_names.setdefault(conn.name, [])
-        for tool in conn.tools:
-            name = tool_name(conn.name, tool.name, taken)
-            names.append(name)
-            ext.tools.append(build_tool(conn, tool, name))
-            if conn.spec.auto_approves(tool.name):
-                # A session rule, exactly like "approve always (session)": the config file
-                # is the user's standing answer for this tool.
-                ctx.policy.session_rules.append(Rule(tool=name))
+        _register_tools(ctx, ext, conn, names, taken)
         if not conn.alive:  # died while we were registering its tools
             dead.update(names)
         summary.append(f"{conn.name} ({len(names)} tools)")
