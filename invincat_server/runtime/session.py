@@ -235,21 +235,9 @@ class Session:
     async def delete_thread(self, thread_id: str, *, discard_pending: bool = False) -> None:
         """Delete a saved thread and everything stored for it. A running thread is refused;
         so is one with approvals waiting for a decision, unless `discard_pending`."""
-        records = self._records
-        if await records.thread(thread_id) is None:
-            raise UnknownThreadError(
-                f"Unknown thread {thread_id!r}; list threads with `invincat threads list`."
-            )
-        self._runner.ensure_idle(thread_id)
-        await self._runner.sync_interrupts(thread_id)
-        waiting = await records.pending(thread_id)
-        if waiting and not discard_pending:
-            raise SessionError(
-                f"Thread {thread_id} has {len(waiting)} approval(s) waiting for a decision; "
-                "deleting it discards them. Ask the user, then repeat with discardPending."
-            )
-        await records.delete_thread(thread_id)
-        await records.reclaim_space()
+        from invincat_server.runtime.thread_pruning import delete_thread
+
+        await delete_thread(self._runner, thread_id, discard_pending=discard_pending)
 
     async def prune_threads(
         self, older_than_days: float, *, discard_pending: bool = False, dry_run: bool = False

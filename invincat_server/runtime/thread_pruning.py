@@ -1,11 +1,11 @@
-"""Deleting the threads nobody used for a while (`invincat threads prune`)."""
+"""Deleting threads: one by id, or those nobody used for a while (`threads prune`)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from invincat_server.runtime.errors import SessionError
+from invincat_server.runtime.errors import SessionError, UnknownThreadError
 from invincat_server.runtime.records import ThreadInfo
 
 if TYPE_CHECKING:
@@ -39,3 +39,23 @@ async def prune_threads(
     if deleted and not dry_run:
         await records.reclaim_space()
     return deleted, kept
+
+
+async def delete_thread(runner: TurnRunner, thread_id: str, *, discard_pending: bool) -> None:
+    """Delete a saved thread and everything stored for it. A running thread is refused;
+    so is one with approvals waiting for a decision, unless `discard_pending`."""
+    records = runner.stack.records
+    if await records.thread(thread_id) is None:
+        raise UnknownThreadError(
+            f"Unknown thread {thread_id!r}; list threads with `invincat threads list`."
+        )
+    runner.ensure_idle(thread_id)
+    await runner.sync_interrupts(thread_id)
+    waiting = await records.pending(thread_id)
+    if waiting and not discard_pending:
+        raise SessionError(
+            f"Thread {thread_id} has {len(waiting)} approval(s) waiting for a decision; "
+            "deleting it discards them. Ask the user, then repeat with discardPending."
+        )
+    await records.delete_thread(thread_id)
+    await records.reclaim_space()
