@@ -138,6 +138,19 @@ class PromptApprover:
             answers.append(answer)
         return {"type": "answer", "answers": answers}
 
+    async def _edited_args(self, request: ApprovalRequested) -> dict[str, Any] | None:
+        """The arguments the person typed (Enter keeps them); None to ask again."""
+        raw = await self._ask(f"New arguments as JSON [{json.dumps(request.args)}]: ")
+        try:
+            args = json.loads(raw) if raw else request.args
+        except json.JSONDecodeError as exc:
+            self._say(f"Not valid JSON ({exc.msg}); nothing changed, asking again.")
+            return None
+        if not isinstance(args, dict):
+            self._say("Arguments must be a JSON object; asking again.")
+            return None
+        return args
+
     async def _decide_tool(self, request: ApprovalRequested) -> dict[str, Any]:
         if isinstance(self.renderer, HumanRenderer):
             self.renderer.approval(request)
@@ -167,14 +180,8 @@ class PromptApprover:
             if key == "n":
                 return await self._reject("Reason for the agent (optional): ")
             if key == "e":
-                raw = await self._ask(f"New arguments as JSON [{json.dumps(request.args)}]: ")
-                try:
-                    args = json.loads(raw) if raw else request.args
-                except json.JSONDecodeError as exc:
-                    self._say(f"Not valid JSON ({exc.msg}); nothing changed, asking again.")
-                    continue
-                if not isinstance(args, dict):
-                    self._say("Arguments must be a JSON object; asking again.")
-                    continue
-                return {"type": "edit", "edited_args": args}
+                args = await self._edited_args(request)
+                if args is not None:
+                    return {"type": "edit", "edited_args": args}
+                continue
             self._say(f"Unknown answer {answer!r}; choose one of {', '.join(options)}.")

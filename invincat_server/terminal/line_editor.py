@@ -148,7 +148,7 @@ class LineEditor:
         os.close(os.open(history_file, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600))
         self._menu: list[str] = []
         self._showing: Application[str] | None = None
-        self._chat = PromptSession(
+        self._chat: PromptSession[str] = PromptSession(
             history=FileHistory(str(history_file)),
             completer=completer,
             complete_while_typing=False,  # Tab completes; typing stays undisturbed
@@ -156,7 +156,7 @@ class LineEditor:
             enable_open_in_editor=False,
         )
         # Answers (approval menus, reasons, JSON) are not chat prompts: no shared history.
-        self._answers = PromptSession(
+        self._answers: PromptSession[str] = PromptSession(
             key_bindings=_bindings(lambda: self._menu),
         )
 

@@ -232,33 +232,33 @@ class RichRenderer(HumanRenderer):
             self._start_live()
         elif isinstance(event, ApprovalRequested):
             self._stop_live()  # a prompt follows: nothing may redraw over it
-        elif isinstance(event, Todos):
-            self._stop_live()
-            self.console.print(todo_checklist(event.items))
-            self._start_live()
         elif isinstance(event, ContextUsage):
             self._context = f"context {event.tokens:,}/{event.limit:,} tokens"
-        elif isinstance(event, ToolCall):
-            self._stop_live()
-            self._tool_call(event)
-            self._start_live()
-        elif isinstance(event, ToolResult):
-            self._stop_live()
-            self._tool_result(event)
-            self._start_live()
-        elif isinstance(event, ApprovalResolved):
-            self._stop_live()
-            extra = f" — remembered: {event.remembered}" if event.remembered else ""
-            self.console.print(Text(f"  ✓ {event.decision}{extra}", style="green"))
-            self._start_live()
-        elif isinstance(event, Error):
-            self._stop_live()
-            self.err_console.print(Text(f"error: {event.message}", style="bold red"))
+        elif isinstance(event, (Todos, ToolCall, ToolResult, ApprovalResolved, Error)):
+            self._print_event(event)
         elif isinstance(event, TurnEnd):
             self._running.clear()
             self._stop_live()
             if event.status == "cancelled":
                 self.err_console.print(Text("(turn cancelled)", style="yellow"))
+
+    def _print_event(self, event: Todos | ToolCall | ToolResult | ApprovalResolved | Error) -> None:
+        """Events that print lines: the live view stops while they print (nothing may redraw
+        over them), then resumes, except after an error."""
+        self._stop_live()
+        if isinstance(event, Error):
+            self.err_console.print(Text(f"error: {event.message}", style="bold red"))
+            return
+        if isinstance(event, Todos):
+            self.console.print(todo_checklist(event.items))
+        elif isinstance(event, ToolCall):
+            self._tool_call(event)
+        elif isinstance(event, ToolResult):
+            self._tool_result(event)
+        else:
+            extra = f" — remembered: {event.remembered}" if event.remembered else ""
+            self.console.print(Text(f"  ✓ {event.decision}{extra}", style="green"))
+        self._start_live()
 
     def _tool_call(self, event: ToolCall) -> None:
         indent = "    " * event.depth
