@@ -40,6 +40,10 @@ class TurnRunner:
         self._busy_threads: dict[str, Turn] = {}
         self._listeners: list[EventListener] = []
         self._notices: list[str] = []
+        # Checkpoint pruning runs shielded (see _compact_thread): close() waits for it, so
+        # the database is never closed under a DELETE, even when the follow-up that
+        # started it was cancelled at the follow-up deadline.
+        self._housekeeping: set[asyncio.Task[None]] = set()
         self.closing = False
 
     def attach(self, stack: AgentStack, approvals: ApprovalBroker) -> None:
@@ -187,6 +191,8 @@ class TurnRunner:
                     await turn.task
                 except asyncio.CancelledError:
                     pass
+        if self._housekeeping:
+            await asyncio.wait(list(self._housekeeping))
 
     # for Turn ----------------------------------------------------------------
     def dispatch(self, turn: Turn, event: Event) -> None:
@@ -260,6 +266,11 @@ class TurnRunner:
             except Exception:  # storage housekeeping must never fail a turn
                 log.exception("pruning checkpoints of %s failed", thread_id)
 
+        if self.closing:
+            return
         # Shielded: Ctrl-C stops waiting for follow-up work, but a DELETE cut between its
         # statement and its COMMIT would hold the database's write lock.
-        await asyncio.shield(asyncio.ensure_future(compact()))
+        task = asyncio.ensure_future(compact())
+        self._housekeeping.add(task)
+        task.add_done_callback(self._housekeeping.discard)
+        await asyncio.shield(task)
