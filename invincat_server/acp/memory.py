@@ -104,33 +104,26 @@ def call_memory_method(
 def _dispatch(
     service: Any, method: str, params: dict[str, Any]
 ) -> tuple[dict[str, Any], list[tuple[str, list[str]]]]:
+    from invincat_server.runtime.memory import views
+
     if method == "invincat/memory/list":
         p = _parse(ListParams, method, params)
-        entries = service.list(p.scope, include_archived=p.include_archived, tier=p.tier)
-        result: dict[str, Any] = {
-            "items": [entry.to_json() for entry in entries],
-            "stores": {scope: str(path) for scope, path in service.store_paths().items()},
-        }
-        if problems := service.problems():
-            result["problems"] = problems
-        return result, []
+        return views.list_view(
+            service, p.scope, include_archived=p.include_archived, tier=p.tier
+        ), []
     if method == "invincat/memory/show":
         p = _parse(ShowParams, method, params)
-        entry, history = service.show(p.id)
-        if entry is None and not history:
+        view = views.show_view(service, p.id)
+        if view is None:
             raise RequestError(
                 UNKNOWN_MEMORY,
                 f"No memory entry {p.id}; `_invincat/memory/list` with includeArchived lists "
                 "the ids that exist.",
             )
-        return {
-            "entry": entry.to_json() if entry is not None else None,
-            "history": [record.model_dump(mode="json") for record in history],
-        }, []
+        return view, []
     if method == "invincat/memory/log":
         p = _parse(LogParams, method, params)
-        records = service.log(p.scope, p.limit)
-        return {"records": [record.model_dump(mode="json") for record in records]}, []
+        return {"records": views.log_view(service, p.scope, p.limit)}, []
     if method == "invincat/memory/apply":
         p = _parse(ApplyParams, method, params)
         bad = [str(i) for i, op in enumerate(p.operations) if not isinstance(op.get("op"), str)]

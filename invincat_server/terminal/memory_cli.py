@@ -127,11 +127,17 @@ def _summary(report: BatchReport) -> str:
 
 # -- handlers ---------------------------------------------------------------------
 def _list(service: MemoryService, args: argparse.Namespace) -> int:
-    entries = service.list(args.scope, include_archived=args.all, tier=args.tier)
     if args.json:
-        stores = {k: str(v) for k, v in service.store_paths().items()}
-        _print_json({"items": [service.entry_payload(e) for e in entries], "stores": stores})
+        from invincat_server.runtime.memory.views import list_view
+
+        # Problems go to stderr after the command (run_memory_command), not into the JSON.
+        _print_json(
+            list_view(
+                service, args.scope, include_archived=args.all, tier=args.tier, with_problems=False
+            )
+        )
         return EXIT_OK
+    entries = service.list(args.scope, include_archived=args.all, tier=args.tier)
     if not entries:
         print("No memory entries." + ("" if args.all else " (--all includes archived ones)"))
         return EXIT_OK
@@ -152,17 +158,17 @@ def _list(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 def _show(service: MemoryService, args: argparse.Namespace) -> int:
+    if args.json:
+        from invincat_server.runtime.memory.views import show_view
+
+        view = show_view(service, args.id)
+        if view is None:
+            return _fail(f"No memory entry {args.id}.")
+        _print_json(view)
+        return EXIT_OK
     entry, history = service.show(args.id)
     if entry is None and not history:
         return _fail(f"No memory entry {args.id}.")
-    if args.json:
-        _print_json(
-            {
-                "entry": service.entry_payload(entry) if entry else None,
-                "history": [r.model_dump(mode="json") for r in history],
-            }
-        )
-        return EXIT_OK
     if entry is None:
         print(f"{args.id}: deleted")
     else:
@@ -255,10 +261,12 @@ def _report_result(report: BatchReport, as_json: bool) -> int:
 
 
 def _log(service: MemoryService, args: argparse.Namespace) -> int:
-    records = service.log(args.scope, args.limit)
     if args.json:
-        _print_json([r.model_dump(mode="json") for r in records])
+        from invincat_server.runtime.memory.views import log_view
+
+        _print_json(log_view(service, args.scope, args.limit))
         return EXIT_OK
+    records = service.log(args.scope, args.limit)
     if not records:
         print("The memory journal is empty.")
         return EXIT_OK
@@ -285,7 +293,9 @@ def _outcome(record: JournalRecord) -> str:
 
 def _verify(service: MemoryService, args: argparse.Namespace) -> int:
     """Read-only: moved citations are recorded by the session after its next turn."""
-    report = service.verify_report(args.scope, include_archived=args.all)
+    from invincat_server.runtime.memory.views import verify_view
+
+    report = verify_view(service, args.scope, include_archived=args.all)
     if args.json:
         _print_json(report)
     else:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from invincat_server.lsp.errors import request_handler, rpc_error
 from invincat_server.lsp.protocol import (
@@ -82,38 +82,34 @@ def _announce(ls: InvincatLanguageServer, report: BatchReport) -> dict[str, Any]
 
 @request_handler(MEMORY_LIST)
 async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> MemoryListResult:
+    from invincat_server.runtime.memory import views
+
     request = parse_params(MemoryListParams, params, MEMORY_LIST)
     service = await ls.memory_sync.service()
-    entries = await _call(
-        service.list, request.scope, include_archived=request.include_archived, tier=request.tier
+    result = await _call(
+        views.list_view,
+        service,
+        request.scope,
+        include_archived=request.include_archived,
+        tier=request.tier,
     )
-    items = await _call(lambda: [service.entry_payload(entry) for entry in entries])
-    result: MemoryListResult = {
-        "items": items,
-        "stores": {scope: str(path) for scope, path in service.store_paths().items()},
-    }
-    problems = service.problems()
-    if problems:
-        result["problems"] = problems
-    return result
+    return cast("MemoryListResult", result)
 
 
 @request_handler(MEMORY_SHOW)
 async def invincat_memory_show(ls: InvincatLanguageServer, params: Any) -> MemoryShowResult:
+    from invincat_server.runtime.memory import views
+
     request = parse_params(MemoryShowParams, params, MEMORY_SHOW)
     service = await ls.memory_sync.service()
-    entry, history = await _call(service.show, request.id)
-    if entry is None and not history:
+    view = await _call(views.show_view, service, request.id)
+    if view is None:
         raise rpc_error(
             ErrorCode.UNKNOWN_MEMORY,
             f"No memory entry {request.id}; `invincat/memory/list` with includeArchived "
             "lists the ids that exist.",
         )
-    payload = await _call(service.entry_payload, entry) if entry is not None else None
-    return {
-        "entry": payload,
-        "history": [record.model_dump(mode="json") for record in history],
-    }
+    return cast("MemoryShowResult", view)
 
 
 @request_handler(MEMORY_APPLY)
@@ -129,11 +125,13 @@ async def invincat_memory_apply(ls: InvincatLanguageServer, params: Any) -> dict
 
 @request_handler(MEMORY_LOG)
 async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> MemoryLogResult:
+    from invincat_server.runtime.memory import views
+
     request = parse_params(MemoryLogParams, params, MEMORY_LOG)
     request.check(MEMORY_LOG)
     service = await ls.memory_sync.service()
-    records = await _call(service.log, request.scope, request.limit)
-    return {"records": [record.model_dump(mode="json") for record in records]}
+    records = await _call(views.log_view, service, request.scope, request.limit)
+    return {"records": records}
 
 
 @request_handler(MEMORY_REVERT)
@@ -145,9 +143,11 @@ async def invincat_memory_revert(ls: InvincatLanguageServer, params: Any) -> dic
 
 @request_handler(MEMORY_VERIFY)
 async def invincat_memory_verify(ls: InvincatLanguageServer, params: Any) -> MemoryVerifyResult:
+    from invincat_server.runtime.memory import views
+
     request = parse_params(MemoryVerifyParams, params, MEMORY_VERIFY)
     service = await ls.memory_sync.service()
     report = await _call(
-        service.verify_report, request.scope, include_archived=request.include_archived
+        views.verify_view, service, request.scope, include_archived=request.include_archived
     )
-    return report  # type: ignore[return-value]
+    return cast("MemoryVerifyResult", report)

@@ -191,33 +191,6 @@ class MemoryService:
                 found.append((entry, verdict))
         return found
 
-    def entry_payload(self, entry: Entry) -> dict[str, Any]:
-        """An entry as front ends show it: as stored, plus `stale` and, when it has
-        citations, `verification` (state, note, each citation's verdict)."""
-        data = entry.to_json()
-        verdict = self.check_entry(entry)
-        data["stale"] = bool(verdict is not None and verdict.stale)
-        if verdict is not None:
-            data["verification"] = verdict.to_json()
-        return data
-
-    def verify_report(
-        self, scope: str | None = None, *, include_archived: bool = False
-    ) -> dict[str, Any]:
-        """`invincat memory verify` / `invincat/memory/verify`: every cited entry's verdict."""
-        checked = self.verify(scope, include_archived=include_archived)
-        entries = [
-            {"scope": e.scope, "status": e.status, "section": e.section, "content": e.content}
-            | v.to_json()
-            for e, v in checked
-        ]
-        return {
-            "entries": entries,
-            "checked": len(entries),
-            "stale": sum(1 for _, v in checked if v.stale),
-            "moved": sum(1 for _, v in checked if v.moved and not v.stale),
-        }
-
     def _active_cited(self) -> list[Entry]:
         """Active project entries with citations; the store is re-read only when its file
         changed, so the check after every turn costs a stat per cited file."""

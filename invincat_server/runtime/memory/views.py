@@ -1,0 +1,83 @@
+"""The JSON shapes of the memory views: list, show, log and verify.
+
+One place builds them for every front end: `invincat memory … --json` (terminal), the
+language server's `invincat/memory/*` and the ACP `_invincat/memory/*` extension, so an
+editor and a script see the same fields (docs/protocol.md, "Memory"). Each function is
+synchronous (the service takes file locks and stats cited files); servers run it in a
+worker thread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.memory.models import Entry
+    from invincat_server.runtime.memory.service import MemoryService
+
+
+def entry_view(service: MemoryService, entry: Entry) -> dict[str, Any]:
+    """An entry as front ends show it: as stored, plus `stale` and, when it has
+    citations, `verification` (state, note, each citation's verdict)."""
+    data = entry.to_json()
+    verdict = service.check_entry(entry)
+    data["stale"] = bool(verdict is not None and verdict.stale)
+    if verdict is not None:
+        data["verification"] = verdict.to_json()
+    return data
+
+
+def list_view(
+    service: MemoryService,
+    scope: str | None = None,
+    *,
+    include_archived: bool = False,
+    tier: str | None = None,
+    with_problems: bool = True,
+) -> dict[str, Any]:
+    """`{"items", "stores"}`, plus `problems` (scope: what to do) when a store could not be
+    read. The terminal passes `with_problems=False`: it prints them on stderr instead."""
+    entries = service.list(scope, include_archived=include_archived, tier=tier)
+    result: dict[str, Any] = {
+        "items": [entry_view(service, entry) for entry in entries],
+        "stores": {name: str(path) for name, path in service.store_paths().items()},
+    }
+    if with_problems and (problems := service.problems()):
+        result["problems"] = problems
+    return result
+
+
+def show_view(service: MemoryService, entry_id: str) -> dict[str, Any] | None:
+    """`{"entry", "history"}` (entry None once deleted); None when the id never existed."""
+    entry, history = service.show(entry_id)
+    if entry is None and not history:
+        return None
+    return {
+        "entry": entry_view(service, entry) if entry is not None else None,
+        "history": [record.model_dump(mode="json") for record in history],
+    }
+
+
+def log_view(
+    service: MemoryService, scope: str | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Journal records, newest first, as JSON objects."""
+    return [record.model_dump(mode="json") for record in service.log(scope, limit)]
+
+
+def verify_view(
+    service: MemoryService, scope: str | None = None, *, include_archived: bool = False
+) -> dict[str, Any]:
+    """`invincat memory verify` / `invincat/memory/verify`: every cited entry's verdict."""
+    checked = service.verify(scope, include_archived=include_archived)
+    entries = [
+        {"scope": e.scope, "status": e.status, "section": e.section, "content": e.content}
+        | v.to_json()
+        for e, v in checked
+    ]
+    return {
+        "entries": entries,
+        "checked": len(entries),
+        "stale": sum(1 for _, v in checked if v.stale),
+        "moved": sum(1 for _, v in checked if v.moved and not v.stale),
+    }
