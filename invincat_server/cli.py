@@ -207,14 +207,10 @@ def _run(argv: list[str] | None) -> int:
         from invincat_server.terminal.memory_cli import run_memory_command
 
         return run_memory_command(settings, args)
-    if args.command == "threads" and args.threads_command != "list":
+    if args.command == "threads":
         from invincat_server.terminal.threads_cli import run_threads_command
 
         return run_threads_command(settings, args)
-    if args.command == "threads":
-        from invincat_server.terminal.app import list_threads
-
-        return asyncio.run(list_threads(settings, args.json))
     parser.print_help()
     return EXIT_USAGE
 

@@ -331,6 +331,20 @@ class Records:
         return row[0] if row else None
 
 
+async def saved_threads(path: Path, workspace: str | None = None) -> list[ThreadInfo]:
+    """The saved threads in the records file at `path`, newest first (only `workspace`'s
+    when given), read without building the agent stack: `invincat threads list` stays a
+    quick bookkeeping command that loads no model client. No file means no threads; none
+    is created."""
+    if not path.exists():
+        return []
+    records = await Records.open(path)
+    try:
+        return await records.threads(workspace)
+    finally:
+        await records.close()
+
+
 async def prepare_file(conn: aiosqlite.Connection) -> None:
     """Create a new threads file with incremental auto-vacuum, so pages freed by pruning
     can be returned (the mode only takes effect before the first table exists; older

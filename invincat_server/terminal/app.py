@@ -474,28 +474,3 @@ class ChatApp:
 
 async def run_chat(settings: Settings, options: ChatOptions) -> int:
     return await ChatApp(settings, options).run()
-
-
-async def list_threads(settings: Settings, as_json: bool) -> int:
-    import json
-
-    from invincat_server.runtime.records import Records
-
-    if not settings.threads_db.exists():
-        threads = []
-    else:
-        records = await Records.open(settings.threads_db)
-        try:
-            threads = await records.threads()
-        finally:
-            await records.close()
-    if as_json:
-        print(json.dumps([t.to_json_dict() for t in threads]))
-        return EXIT_OK
-    if not threads:
-        print("No saved threads.")
-        return EXIT_OK
-    print(f"{'THREAD':<16}  {'UPDATED':<25}  TITLE")
-    for t in threads:
-        print(f"{t.thread_id:<16}  {t.updated_at:<25}  {t.title}")
-    return EXIT_OK

@@ -1,6 +1,7 @@
-"""`invincat threads delete ID` and `invincat threads prune --older-than DAYS`.
+"""`invincat threads list`, `invincat threads delete ID` and `invincat threads prune`.
 
-Works on threads.sqlite directly (no agent stack, no model): deleting is bookkeeping.
+No agent stack, no model: this is bookkeeping. Listing goes through the core's light
+reader (`records.saved_threads`); delete and prune work on threads.sqlite's records.
 Both ask before deleting (`--yes` skips the question, for scripts). A thread with
 approvals waiting for a decision is never deleted silently: the user is told and asked
 separately, and with `--yes` it is kept unless `--discard-pending` is given too.
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from datetime import UTC, datetime, timedelta
 
 from invincat_server.runtime.config import Settings
-from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
+from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo, saved_threads
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -54,6 +56,8 @@ def run_threads_command(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _run(settings: Settings, args: argparse.Namespace) -> int:
+    if args.threads_command == "list":
+        return await _list(settings, args.json)
     if not settings.threads_db.exists():
         if args.threads_command == "delete":
             return _unknown(args.thread_id)
@@ -66,6 +70,20 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
         return await _prune(records, args)
     finally:
         await records.close()
+
+
+async def _list(settings: Settings, as_json: bool) -> int:
+    threads = await saved_threads(settings.threads_db)
+    if as_json:
+        print(json.dumps([t.to_json_dict() for t in threads]))
+        return EXIT_OK
+    if not threads:
+        print("No saved threads.")
+        return EXIT_OK
+    print(f"{'THREAD':<16}  {'UPDATED':<25}  TITLE")
+    for t in threads:
+        print(f"{t.thread_id:<16}  {t.updated_at:<25}  {t.title}")
+    return EXIT_OK
 
 
 async def _delete(records: Records, args: argparse.Namespace) -> int:
