@@ -43,6 +43,8 @@ async def test_list_apply_show_log_revert_and_change_notices(agent: Agent, works
     assert [i["content"] for i in listed["items"]] == ["Run pytest -q"]
     shown = await conn.ext_method("invincat/memory/show", {"sessionId": sid, "id": entry_id})
     assert shown["entry"]["id"] == entry_id
+    # The language server's shapes (acp.md): entries carry the staleness verdict too.
+    assert listed["items"][0]["stale"] is False and shown["entry"]["stale"] is False
     log = await conn.ext_method("invincat/memory/log", {"sessionId": sid, "limit": 5})
     assert log["records"][0]["batch_id"] == created["batch_id"]
 
