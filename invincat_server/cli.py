@@ -78,8 +78,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     threads = sub.add_parser("threads", help="saved threads")
     threads_sub = threads.add_subparsers(dest="threads_command", required=True)
-    threads_list = threads_sub.add_parser("list", help="list saved threads, newest first")
-    threads_list.add_argument("--json", action="store_true", help="machine-readable output")
     from invincat_server.terminal.threads_cli import add_threads_subcommands
 
     add_threads_subcommands(threads_sub)

@@ -24,6 +24,8 @@ EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def add_threads_subcommands(threads_sub: argparse._SubParsersAction) -> None:
+    listing = threads_sub.add_parser("list", help="list saved threads, newest first")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
     delete = threads_sub.add_parser("delete", help="delete one saved thread (asks first)")
     delete.add_argument("thread_id", metavar="ID", help="the thread's id (see `threads list`)")
     prune = threads_sub.add_parser(
