@@ -70,6 +70,7 @@ from invincat_server.runtime.events import (
     ToolCall,
     ToolResult,
 )
+from invincat_server.runtime.tool_traits import WRITES_FILES
 
 log = logging.getLogger("invincat.acp")
 
@@ -334,7 +335,7 @@ class InvincatAgent:
 
     def _diff(self, acp_session: AcpSession, name: str, args: dict[str, Any]) -> list[Any] | None:
         """`diff` content for a file edit, as the runtime would make it (None if it cannot)."""
-        if name not in ("write_file", "edit_file"):
+        if name not in WRITES_FILES:
             return None
         from invincat_server.runtime.tools.preview import preview_change
 

@@ -23,13 +23,12 @@ from pygls.capabilities import get_capability
 from invincat_server.lsp.documents import path_to_uri
 from invincat_server.lsp.protocol import DIAGNOSTIC_SOURCE
 from invincat_server.lsp.textedits import LineIndex, diff_hunks
+from invincat_server.runtime.tool_traits import WRITES_FILES
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
 
 log = logging.getLogger("invincat.lsp.proposals")
-
-FILE_EDIT_TOOLS = frozenset({"write_file", "edit_file"})
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ class ProposedEdits:
         tool = request.get("tool_name")
         rel, proposed = request.get("path"), request.get("proposed_text")
         root = self._ls.host.root
-        if tool not in FILE_EDIT_TOOLS or not isinstance(rel, str) or proposed is None or not root:
+        if tool not in WRITES_FILES or not isinstance(rel, str) or proposed is None or not root:
             return
         if request["approval_id"] in self._by_id:
             return

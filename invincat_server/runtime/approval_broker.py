@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from invincat_server.runtime.approvals import Decision, DecisionError
 from invincat_server.runtime.events import ApprovalRequested, ApprovalResolved
 from invincat_server.runtime.records import ApprovalRecord, Records
+from invincat_server.runtime.tool_traits import WRITES_FILES
 
 if TYPE_CHECKING:
     from invincat_server.runtime.turn import Turn
@@ -146,7 +147,7 @@ def _invalid(record: ApprovalRecord, decision: Decision) -> str | None:
         tool = record.request.get("tool_name")
         if not isinstance(decision.edited_args, dict):
             return "edit needs edited_args as an object."
-        if tool in {"write_file", "edit_file"} and "path" not in decision.edited_args:
+        if tool in WRITES_FILES and "path" not in decision.edited_args:
             return f"edited_args for {tool} must include path."
     return None
 

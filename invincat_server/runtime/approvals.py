@@ -25,25 +25,8 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from invincat_server.runtime.events import AlwaysOption
 from invincat_server.runtime.policy import file_lock, sanctioned
 from invincat_server.runtime.policy.settings_grants import project_settings_name
+from invincat_server.runtime.tool_traits import FREE_TOOLS, WRITES_FILES
 
-# load_skill only reads skills the user installed; search_memory only reads governed
-# memory (redacted); the remote status/result tools only
-# read runs this session started (starting and cancelling them ask first).
-FREE_TOOLS = frozenset(
-    {
-        "read_file",
-        "ls",
-        "glob",
-        "grep",
-        "write_todos",
-        "ask_user",
-        "load_skill",
-        "search_memory",
-        "remote_task_status",
-        "remote_task_result",
-    }
-)
-FILE_WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 # A command containing any of these could chain or substitute another command, so a
 # prefix rule never covers it (`pytest; rm -rf ~` must not ride on "always allow pytest").
 _SHELL_CONTROL = re.compile(r"[;&|`$<>\n\r()]")
@@ -120,7 +103,7 @@ class Rule(BaseModel):
     created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
 
     def matches(self, tool: str, args: dict[str, Any]) -> bool:
-        if tool != self.tool and not (self.tool == "file_writes" and tool in FILE_WRITE_TOOLS):
+        if tool != self.tool and not (self.tool == "file_writes" and tool in WRITES_FILES):
             return False
         if self.command_prefix is None:
             return True
@@ -148,7 +131,7 @@ def command_prefix(command: str) -> str:
 
 def always_options(tool: str, args: dict[str, Any], workspace: Path) -> list[AlwaysOption]:
     """The 'approve always' choices for one call, each labelled with what is remembered."""
-    if tool in FILE_WRITE_TOOLS:
+    if tool in WRITES_FILES:
         what, rule_tool, prefix = (
             "all file writes and edits (write_file, edit_file)",
             "file_writes",
@@ -248,7 +231,7 @@ class ApprovalPolicy:
     def needs_approval(self, tool: str, args: dict[str, Any]) -> bool:
         if tool in FREE_TOOLS or self.auto_approve:
             return False
-        if tool in FILE_WRITE_TOOLS and project_settings_name(self.workspace, args.get("path")):
+        if tool in WRITES_FILES and project_settings_name(self.workspace, args.get("path")):
             # Files that start programs or grant tools: asked every time, with what the
             # change grants; no "always" rule covers them (`--yes` does: the user's
             # explicit blanket consent, and project MCP configs still need trusting).

@@ -45,12 +45,12 @@ from invincat_server.runtime.events import (
     TurnEnd,
     TurnStart,
 )
+from invincat_server.runtime.tool_traits import WRITES_FILES
 from invincat_server.terminal.render import HumanRenderer, short_args, summarize_result
 from invincat_server.terminal.retry_watch import RetryWatch
 
 DIFF_HEAD_LINES = 40  # an approval diff longer than this is cut, with `d` to see it all
 RULE_DIFF_LINES = 12  # a rule-approved write shows this much of what changed
-WRITE_TOOLS = ("write_file", "edit_file")
 CODE_THEME = "monokai"
 LIVE_OUTPUT_LINES = 5  # lines of a running command's output shown under the status line
 CHARS_PER_TOKEN = 4  # the status line's token count is approximate: characters / 4
@@ -266,7 +266,7 @@ class RichRenderer(HumanRenderer):
         line.append(event.name, style="bold cyan")
         line.append(f"({short_args(event.args)})", style="dim")
         self.console.print(line)
-        if event.name in WRITE_TOOLS:
+        if event.name in WRITES_FILES:
             # Kept to show what changed if a rule (not a person) approves the write.
             self._before[event.id] = (event, self._read(event.args.get("path")))
 

@@ -10,9 +10,8 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
+from invincat_server.runtime.tool_traits import READS_FILES, WRITES_FILES
 from invincat_server.runtime.tools import (
-    FILE_WRITE_TOOLS,
-    READ_ONLY_TOOLS,
     DiskOnly,
     DocumentSource,
     build_core_tools,
@@ -86,7 +85,7 @@ async def error(tool: BaseTool, **args: Any) -> str:
 def test_tool_set_and_schemas(workspace: Workspace) -> None:
     tools = make_tools(workspace)
     assert set(tools) == {"read_file", "write_file", "edit_file", "ls", "glob", "grep", "execute"}
-    assert set(tools) >= FILE_WRITE_TOOLS | READ_ONLY_TOOLS
+    assert set(tools) >= WRITES_FILES | READS_FILES
     expected = {
         "read_file": {"path", "offset", "limit"},
         "write_file": {"path", "content"},

@@ -18,8 +18,6 @@ from invincat_server.runtime.tools.search import build_search_tools
 from invincat_server.runtime.tools.shell import build_shell_tools
 
 __all__ = [
-    "FILE_WRITE_TOOLS",
-    "READ_ONLY_TOOLS",
     "DiskOnly",
     "DocumentSource",
     "EditError",
@@ -31,11 +29,6 @@ __all__ = [
     "preview_change",
     "unified_diff",
 ]
-
-# Tools that change files: the approval layer previews these with preview_change().
-FILE_WRITE_TOOLS = frozenset({"write_file", "edit_file"})
-# Tools that only look: safe to run without asking.
-READ_ONLY_TOOLS = frozenset({"read_file", "ls", "glob", "grep"})
 
 
 def build_core_tools(
