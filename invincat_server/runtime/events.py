@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+from invincat_server.runtime.tool_summary import call_summary, result_summary
 
 
 class _Event(BaseModel):
@@ -36,6 +38,15 @@ class ToolCall(_Event):
     args: dict[str, Any]
     depth: int = 0
     """0: the agent the user talks to; 1: a subagent it started with `task`; 2: …"""
+    summary: str = ""
+    """One short human line ("Read src/app.py"); filled in from name and args when empty."""
+
+    @model_validator(mode="after")
+    def _summarise(self) -> ToolCall:
+        # Computed here, once, so every front end shows the same words.
+        if not self.summary:
+            self.summary = call_summary(self.name, self.args)
+        return self
 
 
 class ToolResult(_Event):
@@ -46,6 +57,14 @@ class ToolResult(_Event):
     content: str
     depth: int = 0
     """As for `tool_call`: non-zero for a subagent's own tool calls."""
+    summary: str = ""
+    """The result's first line and how many follow; filled in from content when empty."""
+
+    @model_validator(mode="after")
+    def _summarise(self) -> ToolResult:
+        if not self.summary:
+            self.summary = result_summary(self.content)
+        return self
 
 
 class AlwaysOption(BaseModel):

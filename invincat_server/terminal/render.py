@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from invincat_server.runtime.events import (
     ApprovalRequested,
@@ -18,25 +18,6 @@ from invincat_server.runtime.events import (
     ToolResult,
     TurnEnd,
 )
-
-MAX_ARG_CHARS = 80
-
-
-def short_args(args: dict[str, Any]) -> str:
-    parts = []
-    for key, value in args.items():
-        text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
-        if len(text) > MAX_ARG_CHARS:
-            text = text[: MAX_ARG_CHARS - 1] + "…'"
-        parts.append(f"{key}={text}")
-    return ", ".join(parts)
-
-
-def summarize_result(content: str) -> str:
-    lines = content.strip().splitlines() or [""]
-    head = lines[0][:100]
-    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-    return head + more
 
 
 class JsonRenderer:
@@ -101,12 +82,12 @@ class HumanRenderer:
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ToolCall):
             indent = "    " * event.depth  # a subagent's calls sit under its `task`
-            self._line(f"{indent}● {event.name}({short_args(event.args)})")
+            self._line(f"{indent}● {event.summary or event.name}")
         elif isinstance(event, ToolResult):
             self.results.append(event)
             mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]
             indent = "    " * event.depth
-            self._line(f"{indent}  {mark} {summarize_result(event.content)}")
+            self._line(f"{indent}  {mark} {event.summary}")
         elif isinstance(event, ApprovalResolved):
             extra = f" — remembered: {event.remembered}" if event.remembered else ""
             self._line(f"  ✓ {event.decision}{extra}")

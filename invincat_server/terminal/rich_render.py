@@ -46,7 +46,7 @@ from invincat_server.runtime.events import (
     TurnStart,
 )
 from invincat_server.runtime.tool_traits import WRITES_FILES
-from invincat_server.terminal.render import HumanRenderer, short_args, summarize_result
+from invincat_server.terminal.render import HumanRenderer
 from invincat_server.terminal.retry_watch import RetryWatch
 
 DIFF_HEAD_LINES = 40  # an approval diff longer than this is cut, with `d` to see it all
@@ -263,8 +263,7 @@ class RichRenderer(HumanRenderer):
     def _tool_call(self, event: ToolCall) -> None:
         indent = "    " * event.depth
         line = Text(indent + "● ", style="cyan")
-        line.append(event.name, style="bold cyan")
-        line.append(f"({short_args(event.args)})", style="dim")
+        line.append(event.summary or event.name, style="bold cyan")
         self.console.print(line)
         if event.name in WRITES_FILES:
             # Kept to show what changed if a rule (not a person) approves the write.
@@ -289,7 +288,7 @@ class RichRenderer(HumanRenderer):
         mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]
         style = {"success": "", "error": "red", "rejected": "yellow"}[event.status]
         line = Text(f"{indent}  {mark} ", style=style)
-        summary = summarize_result(event.content)
+        summary = event.summary
         if summary.endswith(" lines)"):
             head, _, more = summary.rpartition(" (+")
             line.append(head)

@@ -1,0 +1,57 @@
+"""The one-line summaries the core puts on tool_call / tool_result events."""
+
+from __future__ import annotations
+
+import pytest
+
+from invincat_server.runtime.tool_summary import call_summary, result_summary
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    [
+        ("read_file", {"path": "src/app.py"}, "Read src/app.py"),
+        ("write_file", {"path": "notes.txt", "content": "x"}, "Write notes.txt"),
+        (
+            "edit_file",
+            {"path": "notes.txt", "old_string": "a", "new_string": "b"},
+            "Edit notes.txt",
+        ),
+        ("ls", {}, "List ."),
+        ("glob", {"pattern": "*.py", "path": "src"}, "Find *.py in src"),
+        ("grep", {"pattern": "TODO"}, "Search TODO"),
+        ("execute", {"command": "pytest -q"}, "Run `pytest -q`"),
+        ("web_fetch", {"url": "https://example.com"}, "Fetch https://example.com"),
+        ("task", {"description": "look around", "subagent_type": "x"}, "Task: look around"),
+        ("write_todos", {"todos": [{}, {}, {}]}, "Todos: 3 items"),
+        ("approve_plan", {"todos": [{}]}, "Plan: 1 item"),
+        ("mcp_tool", {"n": 1, "q": "hello"}, "mcp_tool hello"),
+        ("mcp_tool", {"n": 1}, 'mcp_tool {"n": 1}'),
+        ("mcp_tool", {}, "mcp_tool"),
+    ],
+)
+def test_call_summary(name: str, args: dict, expected: str) -> None:
+    assert call_summary(name, args) == expected
+
+
+def test_call_summary_is_one_short_line() -> None:
+    text = call_summary("execute", {"command": "echo one\n  two " + "x" * 200})
+    assert "\n" not in text
+    assert len(text) == 80
+    assert text.startswith("Run `echo one two ") and text.endswith("…")
+
+
+def test_result_summary_counts_following_lines() -> None:
+    assert result_summary("3 matches\na\nb\n") == "3 matches (+2 lines)"
+    assert result_summary("Wrote 1 line to notes.txt") == "Wrote 1 line to notes.txt"
+    assert result_summary("") == ""
+    assert result_summary("y" * 300) == "y" * 100
+
+
+def test_events_carry_the_summary_on_the_wire() -> None:
+    from invincat_server.runtime.events import ToolCall, ToolResult
+
+    call = ToolCall(id="c1", name="execute", args={"command": "pytest -q"}).to_json_dict()
+    result = ToolResult(id="c1", name="grep", status="success", content="3 matches\na\nb\nc")
+    assert call["summary"] == "Run `pytest -q`"
+    assert result.to_json_dict()["summary"] == "3 matches (+3 lines)"
