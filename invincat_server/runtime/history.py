@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from invincat_server.runtime.tool_outcome import tool_status
+from invincat_server.runtime.tool_summary import call_summary, result_summary
 
 
 def messages_to_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
@@ -20,7 +21,12 @@ def messages_to_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
             item: dict[str, Any] = {"role": "assistant", "content": text}
             if message.tool_calls:
                 item["tool_calls"] = [
-                    {"id": c["id"], "name": c["name"], "args": c["args"]}
+                    {
+                        "id": c["id"],
+                        "name": c["name"],
+                        "args": c["args"],
+                        "summary": call_summary(c["name"], c["args"]),
+                    }
                     for c in message.tool_calls
                 ]
             out.append(item)
@@ -32,6 +38,7 @@ def messages_to_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
                     "name": message.name,
                     "status": tool_status(message),  # as its live `tool_result` said
                     "content": text,
+                    "summary": result_summary(text),
                 }
             )
         elif isinstance(message, SystemMessage):

@@ -55,3 +55,19 @@ def test_events_carry_the_summary_on_the_wire() -> None:
     result = ToolResult(id="c1", name="grep", status="success", content="3 matches\na\nb\nc")
     assert call["summary"] == "Run `pytest -q`"
     assert result.to_json_dict()["summary"] == "3 matches (+3 lines)"
+
+
+def test_thread_history_carries_the_same_summaries() -> None:
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from invincat_server.runtime.history import messages_to_dicts
+
+    call = {"id": "c1", "name": "read_file", "args": {"path": "a.py"}}
+    history = messages_to_dicts(
+        [
+            AIMessage(content="", tool_calls=[call]),
+            ToolMessage(content="x = 1\ny = 2", tool_call_id="c1", name="read_file"),
+        ]
+    )
+    assert history[0]["tool_calls"][0]["summary"] == "Read a.py"
+    assert history[1]["summary"] == "x = 1 (+1 lines)"

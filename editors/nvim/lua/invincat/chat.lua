@@ -204,13 +204,12 @@ function M.on_event(params)
     append_text(event.text or "")
   elseif kind == "tool_call" then
     local indent = string.rep("  ", (event.depth or 0) + 1)
-    append({ indent .. "⚙ " .. format.describe_call(event.name or "?", event.args) }, "InvincatTool")
+    append({ indent .. "⚙ " .. format.call_line(event) }, "InvincatTool")
   elseif kind == "tool_result" then
     local indent = string.rep("  ", (event.depth or 0) + 1)
     local icon = format.RESULT_ICONS[event.status] or "·"
-    local first = vim.split(event.content or "", "\n", { plain = true })[1] or ""
     local hl = event.status == "success" and "InvincatTool" or "InvincatError"
-    append({ ("%s%s %s: %s"):format(indent, icon, event.name or "?", format.one_line(first, 120)) }, hl)
+    append({ ("%s%s %s: %s"):format(indent, icon, event.name or "?", format.result_text(event, event.content)) }, hl)
   elseif kind == "approval_requested" then
     local row = append({ format.approval_line(event) }, "InvincatApproval")
     state.marks[event.approval_id] =

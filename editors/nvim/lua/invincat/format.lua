@@ -1,5 +1,5 @@
---- How events and history read in the chat: one-line summaries of tool calls, results
---- and approvals (pure functions, shared by the chat buffer and the thread history).
+--- How events and history read in the chat: tool lines (the server computes their
+--- summaries) and approvals (pure functions, shared by the chat buffer and the thread history).
 local M = {}
 
 ---@param value any
@@ -14,20 +14,24 @@ function M.one_line(value, limit)
   return text
 end
 
----@param name string
----@param args table?
+--- The line for a tool call: the server's `summary` ("Read src/app.py"), or the tool
+--- name from an older server that sends none.
+---@param call table a `tool_call` event or a history message's tool call
 ---@return string
-function M.describe_call(name, args)
-  args = type(args) == "table" and args or {}
-  if type(args.todos) == "table" then
-    return ("%s  (%d items)"):format(name, #args.todos) -- write_todos, approve_plan
+function M.call_line(call)
+  local summary = type(call.summary) == "string" and call.summary ~= "" and call.summary or nil
+  return summary or call.name or "?"
+end
+
+--- The text of a tool result: the server's `summary`, or the content's first line.
+---@param result table a `tool_result` event or a history `tool` message
+---@param content string?
+---@return string
+function M.result_text(result, content)
+  if type(result.summary) == "string" and result.summary ~= "" then
+    return result.summary
   end
-  local first_question = type(args.questions) == "table" and type(args.questions[1]) == "table" and args.questions[1].question
-  local subject = args.path or args.command or args.pattern or args.url or args.description or first_question
-  if subject == nil and next(args) ~= nil then
-    subject = M.one_line(args, 80)
-  end
-  return subject and (name .. "  " .. M.one_line(subject, 100)) or name
+  return M.one_line(vim.split(content or "", "\n", { plain = true })[1] or "", 120)
 end
 
 M.RESULT_ICONS = { success = "✓", error = "✗", rejected = "⊘" }

@@ -30,12 +30,11 @@ function M.transcript(messages)
         end
       end
       for _, call in ipairs(message.tool_calls or {}) do
-        add("  ⚙ " .. format.describe_call(call.name or "?", call.args), "InvincatTool")
+        add("  ⚙ " .. format.call_line(call), "InvincatTool")
       end
     elseif message.role == "tool" then
       local icon = format.RESULT_ICONS[message.status] or "·"
-      local first = vim.split(content, "\n", { plain = true })[1] or ""
-      add(("  %s %s: %s"):format(icon, message.name or "?", format.one_line(first, 120)), "InvincatTool")
+      add(("  %s %s: %s"):format(icon, message.name or "?", format.result_text(message, content)), "InvincatTool")
     end
   end
   return lines

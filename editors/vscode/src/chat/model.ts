@@ -11,7 +11,7 @@ import type {
   ThreadInfo,
   TodoItem,
 } from "../common/protocol";
-import { HIDDEN_TOOLS, messageText, summarizeToolCall, summarizeToolResult } from "./summaries";
+import { HIDDEN_TOOLS, messageText, summarizeToolResult } from "./summaries";
 import type {
   ApprovalEntry,
   AssistantEntry,
@@ -202,7 +202,7 @@ export class ChatModel {
             kind: "tool",
             callId: event.id,
             name: event.name,
-            summary: summarizeToolCall(event.name, event.args),
+            summary: event.summary ?? "",
             status: "running",
             depth: event.depth ?? 0,
             turnId,
@@ -409,7 +409,7 @@ export function historyToEntries(messages: HistoryMessage[], nextId: () => strin
             kind: "tool",
             callId: call.id,
             name: call.name,
-            summary: summarizeToolCall(call.name, call.args),
+            summary: call.summary ?? "",
             status: "success",
             depth: 0,
           };

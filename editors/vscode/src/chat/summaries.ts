@@ -5,59 +5,11 @@
 
 import type { HistoryMessage } from "../common/protocol";
 
-const MAX_SUMMARY = 80;
 const MAX_DETAIL = 400;
 
 export function truncate(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" && value.length > 0 ? value : undefined;
-}
-
-/** What a tool call acts on, e.g. `notes.txt`, `npm test`, `*.py in src`. */
-export function summarizeToolCall(name: string, args: Record<string, unknown> | undefined): string {
-  const a = args ?? {};
-  let text: string | undefined;
-  switch (name) {
-    case "read_file":
-    case "write_file":
-    case "edit_file":
-      text = str(a.path);
-      break;
-    case "ls":
-      text = str(a.path) ?? ".";
-      break;
-    case "glob":
-    case "grep": {
-      const pattern = str(a.pattern);
-      const where = str(a.path);
-      text = pattern && where ? `${pattern} in ${where}` : pattern;
-      break;
-    }
-    case "execute":
-      text = str(a.command);
-      break;
-    case "web_fetch":
-      text = str(a.url);
-      break;
-    case "task":
-      text = str(a.description);
-      break;
-    case "write_todos":
-    case "approve_plan": {
-      const todos = Array.isArray(a.todos) ? a.todos.length : 0;
-      text = `${todos} item${todos === 1 ? "" : "s"}`;
-      break;
-    }
-    default: {
-      const firstString = Object.values(a).find((v) => typeof v === "string");
-      text = typeof firstString === "string" ? firstString : Object.keys(a).length ? JSON.stringify(a) : "";
-    }
-  }
-  return truncate(text ?? "", MAX_SUMMARY);
 }
 
 /** The start of a tool result, for the card's detail line. */

@@ -58,10 +58,12 @@ export interface ThreadInfo {
 export interface HistoryMessage {
   role: "user" | "assistant" | "system" | "tool";
   content: unknown;
-  tool_calls?: { id: string; name: string; args: Record<string, unknown> }[];
+  tool_calls?: { id: string; name: string; args: Record<string, unknown>; summary?: string }[];
   tool_call_id?: string;
   name?: string;
   status?: ToolStatus;
+  /** One-line text computed by the server (absent from older servers). */
+  summary?: string;
 }
 
 export interface TodoItem {
@@ -97,8 +99,16 @@ export interface ApprovalRequested {
 export type InvincatEvent =
   | { type: "turn_start"; thread_id: string; turn_id: string }
   | { type: "message_delta"; text: string }
-  | { type: "tool_call"; id: string; name: string; args: Record<string, unknown>; depth?: number }
-  | { type: "tool_result"; id: string; name: string; status: ToolStatus; content: string; depth?: number }
+  | { type: "tool_call"; id: string; name: string; args: Record<string, unknown>; depth?: number; summary?: string }
+  | {
+      type: "tool_result";
+      id: string;
+      name: string;
+      status: ToolStatus;
+      content: string;
+      depth?: number;
+      summary?: string;
+    }
   | ApprovalRequested
   | { type: "approval_resolved"; approval_id: string; decision: string; remembered?: string | null }
   | { type: "todos"; items: TodoItem[] }

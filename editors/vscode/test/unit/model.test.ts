@@ -81,18 +81,26 @@ test("message deltas stream into one answer that ends with the turn", () => {
   assert.equal(model.snapshot().busy, false);
 });
 
+test("a tool call without a summary (older server) shows the tool name alone", () => {
+  const model = started();
+  feed(model, [{ type: "tool_call", id: "c1", name: "read_file", args: { path: "main.py" } }]);
+  const card = model.snapshot().entries.find((e) => e.kind === "tool") as ToolEntry;
+  assert.equal(card.name, "read_file");
+  assert.equal(card.summary, "");
+});
+
 test("tool calls become cards whose status follows the result; text after a tool is a new answer", () => {
   const model = started();
   feed(model, [
     { type: "message_delta", text: "Let me look." },
-    { type: "tool_call", id: "c1", name: "read_file", args: { path: "main.py" } },
+    { type: "tool_call", id: "c1", name: "read_file", args: { path: "main.py" }, summary: "Read main.py" },
     { type: "tool_result", id: "c1", name: "read_file", status: "success", content: "print('hi')" },
     { type: "message_delta", text: "It prints hi." },
   ]);
   const entries = model.snapshot().entries;
   assert.deepEqual(entries.map((e) => e.kind), ["user", "assistant", "tool", "assistant"]);
   const card = entries[2] as ToolEntry;
-  assert.equal(card.summary, "main.py");
+  assert.equal(card.summary, "Read main.py", "the server's summary is shown as sent");
   assert.equal(card.status, "success");
   assert.equal(card.detail, "print('hi')");
 });
@@ -202,7 +210,7 @@ test("thread history becomes prompts, answers and tool cards with their results"
     [
       { role: "system", content: "you are" },
       { role: "user", content: "one" },
-      { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "execute", args: { command: "npm test" } }] },
+      { role: "assistant", content: "", tool_calls: [{ id: "c1", name: "execute", args: { command: "npm test" }, summary: "Run `npm test`" }] },
       { role: "tool", tool_call_id: "c1", name: "execute", status: "error", content: "1 failing" },
       { role: "assistant", content: [{ type: "text", text: "first" }] },
     ],
@@ -210,7 +218,7 @@ test("thread history becomes prompts, answers and tool cards with their results"
   );
   assert.deepEqual(entries.map((e) => e.kind), ["user", "tool", "assistant"]);
   const card = entries[1] as ToolEntry;
-  assert.equal(card.summary, "npm test");
+  assert.equal(card.summary, "Run `npm test`");
   assert.equal(card.status, "error");
   assert.equal((entries[2] as AssistantEntry).text, "first");
 });
