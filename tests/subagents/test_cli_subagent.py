@@ -64,6 +64,7 @@ def test_rejecting_a_workers_write_keeps_the_file_and_the_report_reaches_the_mai
         "status": "success",
         "content": REPORT,
         "depth": 0,
+        "summary": REPORT,  # the core's one-line summary: a one-line result is itself
     }
     worker_followup = next(
         r
