@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from invincat_server.runtime.editor_context import CONTEXT_KEY, PROMPT_KEY
 from invincat_server.runtime.tool_outcome import tool_status
 from invincat_server.runtime.tool_summary import call_summary, result_summary
 
@@ -16,7 +17,19 @@ def messages_to_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
     for message in messages:
         text = message.content if isinstance(message.content, str) else message.text
         if isinstance(message, HumanMessage):
-            out.append({"role": "user", "content": text})
+            extra = message.additional_kwargs
+            if isinstance(extra.get(PROMPT_KEY), str):
+                # Sent with editor context / @mentions: show what the user typed, and
+                # what was attached as short labels (the block itself went to the model).
+                out.append(
+                    {
+                        "role": "user",
+                        "content": extra[PROMPT_KEY],
+                        "context": list(extra.get(CONTEXT_KEY) or []),
+                    }
+                )
+            else:
+                out.append({"role": "user", "content": text})
         elif isinstance(message, AIMessage):
             item: dict[str, Any] = {"role": "assistant", "content": text}
             if message.tool_calls:

@@ -11,17 +11,25 @@ never reach into agents or stores.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.agent_stack import AgentStack, open_agent_stack
 from invincat_server.runtime.approval_broker import ApprovalBroker, ResolveResult, Resume
 from invincat_server.runtime.approvals import ApprovalPolicy, Decision, WorkspaceRuleStore
 from invincat_server.runtime.config import Settings
+from invincat_server.runtime.editor_context import (
+    CONTEXT_KEY,
+    PROMPT_KEY,
+    EditorContext,
+    build_context_block,
+    find_mentions,
+)
 from invincat_server.runtime.errors import SessionError, UnknownThreadError
-from invincat_server.runtime.events import ApprovalRequested
+from invincat_server.runtime.events import ApprovalRequested, Error
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.records import Records, ThreadInfo
-from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource
+from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource, load_text
 from invincat_server.runtime.turn import Turn, TurnStatus
 from invincat_server.runtime.turn_runner import EventListener, TurnRunner
 
@@ -116,15 +124,28 @@ class Session:
 
     # public API --------------------------------------------------------------
     async def start_turn(
-        self, prompt: str, thread_id: str | None = None, mode: str = "agent"
+        self,
+        prompt: str,
+        thread_id: str | None = None,
+        mode: str = "agent",
+        context: EditorContext | None = None,
     ) -> Turn:
-        """Start a turn and return at once; iterate `turn.events()` to follow it."""
+        """Start a turn and return at once; iterate `turn.events()` to follow it.
+
+        `context` (what the editor shows) and the `@path` mentions in `prompt` become one
+        `<editor_context>` block appended to the user message (runtime/editor_context.py).
+        A file outside the workspace or protected in `context` raises ContextError; a
+        mention that cannot be attached is reported in the turn (an `error` event) and to
+        the model, and the turn runs."""
         from langchain_core.messages import HumanMessage
 
         if mode not in ("agent", "plan"):
             raise SessionError(f"Unknown mode {mode!r}; use 'agent' or 'plan'.")
         if not prompt.strip():
             raise SessionError("The prompt is empty; type what you want done.")
+        mentions = find_mentions(prompt, self.workspace)
+        block, labels = build_context_block(context, mentions, self.workspace, self._read_current)
+        notices = [mention.problem for mention in mentions if mention.problem]
         records = self._records
         if thread_id is None:
             thread_id = "t_" + uuid.uuid4().hex[:12]
@@ -141,18 +162,31 @@ class Session:
         await records.touch_thread(thread_id, title, str(self.workspace.root))
         # A new prompt abandons approvals still pending on this thread.
         await records.close_pending(thread_id, "superseded")
+        text = f"{prompt}\n\n{block}" if block else prompt
         if mode == "plan":
             from invincat_server.runtime.plan_flow import plan_turn
 
-            return self._runner.launch(thread_id, lambda turn: plan_turn(turn, prompt))
-        graph_input = {"messages": [HumanMessage(content=prompt)]}
+            async def plan_body(turn: Turn) -> TurnStatus:
+                _tell(turn, notices)
+                return await plan_turn(turn, text)
+
+            return self._runner.launch(thread_id, plan_body)
+        # History shows what the user typed, not the block: the message keeps the prompt
+        # and one label per context item beside the model's text (runtime/history.py).
+        extra = {PROMPT_KEY: prompt, CONTEXT_KEY: labels} if block else {}
+        graph_input = {"messages": [HumanMessage(content=text, additional_kwargs=extra)]}
         graph, config = self.stack.graph, self.stack.config(thread_id)
 
         async def body(turn: Turn) -> TurnStatus:
+            _tell(turn, notices)
             await turn.drive(graph, graph_input, config)
             return "completed"
 
         return self._runner.launch(thread_id, body)
+
+    def _read_current(self, path: Path) -> str | None:
+        """Buffer text if the editor has the file open, else the disk text."""
+        return load_text(self.documents, path, self.workspace.relative(path))
 
     async def create_thread(self, thread_id: str, title: str) -> None:
         """Record a thread under an id the front end chose (ACP names a session before its
@@ -260,3 +294,10 @@ class Session:
         return [
             ApprovalRequested.model_validate(r.request) for r in await records.pending(thread_id)
         ]
+
+
+def _tell(turn: Turn, notices: list[str]) -> None:
+    """Problems with the prompt's @mentions, right after `turn_start` (the model is told
+    in the context block too)."""
+    for message in notices:
+        turn.emit(Error(message=message))

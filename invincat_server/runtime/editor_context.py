@@ -1,0 +1,395 @@
+"""Editor context and `@path` mentions as one delimited block of the user message.
+
+A front end may send what the user is looking at along with a prompt: the active document,
+selections, the cursor, the visible range, diagnostics (from any language server) and
+explicit attachments. `@path` mentions in the prompt attach workspace files the same way.
+`build_context_block` turns all of it into one compact `<editor_context>` block that is
+appended to the user's message for the model; the prompt itself stays what the user typed
+(thread history shows it alone, see runtime/history.py).
+
+Everything here is pure: files are read through a `read` callback (editor buffer first, then
+disk) and confined through the session's `Workspace` (root + protected paths). Text is
+capped per item and in total (a cut says so, visibly) and redacted like everything else
+that reaches the model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from invincat_server.runtime.errors import SessionError
+from invincat_server.runtime.memory.redaction import redact_text
+from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
+
+__all__ = [
+    "CONTEXT_KEY",
+    "PROMPT_KEY",
+    "Attachment",
+    "ContextDiagnostic",
+    "ContextError",
+    "EditorContext",
+    "LineRange",
+    "Mention",
+    "build_context_block",
+    "find_mentions",
+]
+
+MAX_SELECTION_CHARS = 8_000
+MAX_ATTACHMENT_CHARS = 20_000
+MAX_TOTAL_CHARS = 40_000
+MAX_DIAGNOSTICS = 20
+MAX_LINE_CHARS = 500
+"""One very long line (minified code) must not eat the whole budget."""
+
+PROMPT_KEY = "invincat_prompt"
+CONTEXT_KEY = "invincat_context"
+"""Keys of the user message's `additional_kwargs` that keep the typed prompt and the
+context labels (the model only gets `content`: prompt + block)."""
+
+OPEN_TAG = "<editor_context>"
+CLOSE_TAG = "</editor_context>"
+
+
+class ContextError(SessionError):
+    """Context the session refuses (a file outside the workspace or protected); the
+    message names the file and why."""
+
+
+@dataclass(frozen=True)
+class LineRange:
+    """A range in code-point columns, 0-based lines (the front end converts positions
+    from its own encoding)."""
+
+    start_line: int
+    start_column: int
+    end_line: int
+    end_column: int
+
+    @property
+    def empty(self) -> bool:
+        return (self.start_line, self.start_column) >= (self.end_line, self.end_column)
+
+    def label(self) -> str:
+        last = self.end_line
+        if self.end_column == 0 and last > self.start_line:
+            last -= 1  # a selection of whole lines ends at column 0 of the next one
+        if last == self.start_line:
+            return f"line {self.start_line + 1}"
+        return f"lines {self.start_line + 1}-{last + 1}"
+
+
+@dataclass(frozen=True)
+class ContextDiagnostic:
+    path: Path
+    range: LineRange
+    message: str
+    severity: int | None = None
+    source: str | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class Attachment:
+    path: Path
+    range: LineRange | None = None
+    origin: str = "attachment"
+    """`attachment`, `selection` or `mention` (how it is labelled in the block)."""
+
+
+@dataclass
+class EditorContext:
+    """What the editor showed when the prompt was sent; paths are absolute."""
+
+    active_path: Path | None = None
+    language_id: str | None = None
+    selections: list[Attachment] = field(default_factory=list)
+    cursor: tuple[Path, int, int] | None = None
+    """(path, line, column), 0-based."""
+    visible: tuple[Path, LineRange] | None = None
+    diagnostics: list[ContextDiagnostic] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- @mentions
+
+# `@` at the start or after whitespace or an opening bracket/quote, then either a quoted
+# path or a run of non-space characters. `foo@bar.com` never matches (letter before `@`).
+_MENTION = re.compile(r"""(?:^|(?<=[\s(\[{'"`]))@(?:"([^"\n]+)"|([^\s"'`]+))""")
+_TRAILING = ".,;:!?)]}>'"
+_EXTENSION = re.compile(r"\.[A-Za-z0-9_-]{1,10}$")
+
+
+@dataclass(frozen=True)
+class Mention:
+    text: str
+    """The path as written (without `@` and quotes)."""
+    path: Path | None
+    """The resolved file, None when it cannot be attached (`problem` says why)."""
+    problem: str | None = None
+
+
+def find_mentions(prompt: str, workspace: Workspace) -> list[Mention]:
+    """The `@path` mentions in `prompt`, each resolved or with the reason it is not.
+
+    `@word` counts as a mention when the file exists in the workspace, or when it looks like
+    a path (contains `/` or ends in an extension such as `.py`); everything else
+    (`@dataclass`, `@here`, an e-mail address) is ordinary text and left alone."""
+    found: list[Mention] = []
+    seen: set[str] = set()
+    for match in _MENTION.finditer(prompt):
+        quoted, bare = match.group(1), match.group(2)
+        text = quoted if quoted is not None else bare.rstrip(_TRAILING)
+        if not text or text in seen:
+            continue
+        looks_like_path = quoted is not None or "/" in text or bool(_EXTENSION.search(text))
+        try:
+            path = workspace.resolve(text)
+        except WorkspaceError as exc:
+            if looks_like_path:
+                seen.add(text)
+                found.append(Mention(text, None, f"@{text} was not attached: {exc}"))
+            continue
+        if path.is_file():
+            seen.add(text)
+            found.append(Mention(text, path))
+        elif looks_like_path:
+            seen.add(text)
+            why = "it is a directory, not a file" if path.is_dir() else "no such file"
+            found.append(Mention(text, None, f"@{text} was not attached: {why} in the workspace."))
+    return found
+
+
+# --------------------------------------------------------------------------- the block
+
+Reader = Callable[[Path], str | None]
+"""Current text of a file (editor buffer, else disk); None if it does not exist. May raise
+an exception whose message says why it cannot be used as text (binary, not UTF-8)."""
+
+
+_FENCE_LANGUAGES = {
+    ".py": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".tsx": "tsx",
+    ".jsx": "jsx",
+    ".json": "json",
+    ".md": "markdown",
+    ".rs": "rust",
+    ".go": "go",
+    ".lua": "lua",
+    ".sh": "bash",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".html": "html",
+    ".css": "css",
+    ".c": "c",
+    ".h": "c",
+    ".cpp": "cpp",
+    ".java": "java",
+    ".rb": "ruby",
+}
+
+_SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+
+
+class _Budget:
+    """What is left of the total character budget."""
+
+    def __init__(self, total: int) -> None:
+        self.left = total
+
+    def take(self, wanted: int) -> int:
+        granted = max(0, min(wanted, self.left))
+        self.left -= granted
+        return granted
+
+
+def _split_lines(text: str) -> list[str]:
+    # "\n" only (as read_file and editors count lines), "\r" of CRLF dropped.
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _numbered(text: str, first_line: int, cap: int) -> tuple[str, bool]:
+    """`cat -n` style lines (numbered from `first_line`, 1-based) within `cap` characters;
+    the bool says whether anything was cut."""
+    out: list[str] = []
+    used = 0
+    lines = _split_lines(text)
+    for index, line in enumerate(lines):
+        if len(line) > MAX_LINE_CHARS:
+            line = (
+                f"{line[:MAX_LINE_CHARS]}… [line cut, {len(line) - MAX_LINE_CHARS} more characters]"
+            )
+        row = f"{first_line + index:>6}\t{line}"
+        if used + len(row) + 1 > cap:
+            rest = len(lines) - index
+            out.append(f"[truncated: {rest} more line{'s' if rest != 1 else ''} not shown]")
+            return "\n".join(out), True
+        out.append(row)
+        used += len(row) + 1
+    return "\n".join(out), False
+
+
+def _excerpt(text: str, span: LineRange | None) -> tuple[str, int]:
+    """The text of `span` in `text` (whole text without one) and its first line (1-based)."""
+    if span is None:
+        return text, 1
+    lines = text.split("\n")
+    if span.start_line >= len(lines):
+        return "", span.start_line + 1
+    end_line = min(span.end_line, len(lines) - 1)
+    end_column = span.end_column if span.end_line < len(lines) else len(lines[end_line])
+    if end_line == span.start_line:
+        piece = lines[end_line][span.start_column : end_column]
+    else:
+        piece = "\n".join(
+            [
+                lines[span.start_line][span.start_column :],
+                *lines[span.start_line + 1 : end_line],
+                lines[end_line][:end_column],
+            ]
+        )
+    # Show the first line from its start: line numbers then read like the editor's.
+    prefix = lines[span.start_line][: span.start_column]
+    if prefix.strip() == "":
+        piece = prefix + piece
+    return piece, span.start_line + 1
+
+
+class _Builder:
+    def __init__(self, workspace: Workspace, read: Reader, language_id: str | None) -> None:
+        self.workspace = workspace
+        self.read = read
+        self.budget = _Budget(MAX_TOTAL_CHARS)
+        self.parts: list[str] = []
+        self.labels: list[str] = []
+        self.language_id = language_id
+        self.active: Path | None = None
+
+    def confine(self, path: Path) -> Path:
+        """The real path if the file may be shown to the model; ContextError otherwise."""
+        try:
+            return self.workspace.resolve(str(path))
+        except WorkspaceError as exc:
+            raise ContextError(f"Cannot use {path} as context: {exc}") from None
+
+    def show(self, path: Path) -> str:
+        return self.workspace.relative(path)
+
+    def fence(self, path: Path) -> str:
+        if path == self.active and self.language_id:
+            return self.language_id
+        return _FENCE_LANGUAGES.get(path.suffix.lower(), "")
+
+    def file_text(self, path: Path, what: str) -> str | None:
+        """The text to show, or None after noting in the block why it cannot be shown."""
+        try:
+            text = self.read(path)
+        except Exception as exc:  # binary or undecodable: say so, do not fail the prompt
+            self.parts.append(f"{what}: not included ({exc}).")
+            return None
+        if text is None:
+            self.parts.append(f"{what}: not included (the file does not exist).")
+            return None
+        return text
+
+    def add_text(self, item: Attachment, cap: int) -> None:
+        path = self.confine(item.path)
+        shown = self.show(path)
+        where = f"{shown}, {item.range.label()}" if item.range is not None else shown
+        title = {
+            "selection": f"Selection in {where}",
+            "mention": f"File {where} (mentioned as @)",
+        }.get(item.origin, f"Attached {where}")
+        text = self.file_text(path, title)
+        if text is None:
+            return
+        piece, first = _excerpt(text, item.range)
+        granted = self.budget.take(cap)
+        if granted < 200:
+            self.parts.append(f"{title}: not included [truncated: the context limit is reached].")
+            return
+        body, cut = _numbered(redact_text(piece), first, granted)
+        self.budget.left += max(0, granted - len(body))  # give back what was not used
+        self.parts.append(f"{title}:\n```{self.fence(path)}\n{body}\n```")
+        self.labels.append(f"{item.origin} {where}" + (" (truncated)" if cut else ""))
+
+    def add_header(self, context: EditorContext) -> None:
+        """Active file, cursor and visible range: one line each."""
+        header: list[str] = []
+        if context.active_path is not None:
+            self.active = self.confine(context.active_path)
+            language = f" ({context.language_id})" if context.language_id else ""
+            header.append(f"Active file: {self.show(self.active)}{language}")
+            self.labels.append(f"active {self.show(self.active)}")
+        if context.cursor is not None:
+            path, line, column = context.cursor
+            header.append(f"Cursor: {self.show(self.confine(path))}:{line + 1}:{column + 1}")
+        if context.visible is not None:
+            path, span = context.visible
+            header.append(f"Visible: {self.show(self.confine(path))}, {span.label()}")
+        if header:
+            self.parts.append("\n".join(header))
+
+    def add_diagnostics(self, diagnostics: list[ContextDiagnostic]) -> None:
+        if not diagnostics:
+            return
+        rows = []
+        for diagnostic in diagnostics[:MAX_DIAGNOSTICS]:
+            start = diagnostic.range
+            where = f"{self.show(self.confine(diagnostic.path))}:{start.start_line + 1}"
+            severity = _SEVERITIES.get(diagnostic.severity or 0, "problem")
+            origin = " ".join(x for x in (diagnostic.source, diagnostic.code) if x)
+            origin = f" [{origin}]" if origin else ""
+            message = " ".join(diagnostic.message.split())[:500]
+            rows.append(
+                f"- {where}:{start.start_column + 1} {severity}{origin}: {redact_text(message)}"
+            )
+        extra = len(diagnostics) - MAX_DIAGNOSTICS
+        if extra > 0:
+            rows.append(f"[truncated: {extra} more diagnostics not shown]")
+        self.parts.append("Diagnostics:\n" + "\n".join(rows))
+        self.labels.append(f"{len(diagnostics)} diagnostic{'s' if len(diagnostics) != 1 else ''}")
+
+
+def build_context_block(
+    context: EditorContext | None,
+    mentions: list[Mention],
+    workspace: Workspace,
+    read: Reader,
+) -> tuple[str, list[str]]:
+    """The `<editor_context>` block for the model ('' when there is nothing to add) and
+    one short label per item, for thread history. Raises ContextError for a file outside
+    the workspace or protected."""
+    context = context or EditorContext()
+    builder = _Builder(workspace, read, context.language_id)
+    builder.add_header(context)
+    for selection in context.selections:
+        if not (selection.range is not None and selection.range.empty):
+            builder.add_text(selection, MAX_SELECTION_CHARS)
+    builder.add_diagnostics(context.diagnostics)
+    for attachment in context.attachments:
+        if attachment.range is not None and attachment.range.empty:
+            attachment = Attachment(attachment.path, None, attachment.origin)
+        builder.add_text(attachment, MAX_ATTACHMENT_CHARS)
+    for mention in mentions:
+        if mention.path is None:
+            builder.parts.append(mention.problem or f"@{mention.text} was not attached.")
+            builder.labels.append(f"not attached @{mention.text}")
+        else:
+            builder.add_text(Attachment(mention.path, None, "mention"), MAX_ATTACHMENT_CHARS)
+    if not builder.parts:
+        return "", []
+    intro = (
+        "Context from the user's editor and @-mentioned files, sent with the request above "
+        "(files are shown as they are now, unsaved changes included):"
+    )
+    block = "\n\n".join([OPEN_TAG, intro, *builder.parts, CLOSE_TAG])
+    return block, builder.labels
