@@ -38,10 +38,13 @@ def session_error(exc: Exception) -> JsonRpcException | None:
     None if `exc` is not a refusal."""
     # Imported here, not at the top: runtime.errors pulls in runtime.config → tomllib →
     # datetime, ~30 ms the server must not spend before answering `initialize`.
+    from invincat_server.runtime.editor_context import ContextError
     from invincat_server.runtime.errors import SessionError, ThreadBusyError, UnknownThreadError
 
     if not isinstance(exc, SessionError):
         return None
+    if isinstance(exc, ContextError):  # a file in `context` the agent may not read
+        return rpc_error(ErrorCode.INVALID_PARAMS, str(exc))
     if isinstance(exc, UnknownThreadError):
         return rpc_error(ErrorCode.UNKNOWN_THREAD, str(exc))
     if isinstance(exc, ThreadBusyError):

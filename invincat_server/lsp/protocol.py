@@ -125,6 +125,8 @@ class ChatParams:
         default=None, metadata=_json("workDoneToken", (int, str))
     )
     """Client-created progress token (LSP WorkDoneProgressParams); else the server creates one."""
+    context: dict[str, Any] | None = attrs.field(default=None, metadata=_json("context", (dict,)))
+    """What the editor shows (validated by lsp/chat_context.py; docs/protocol.md)."""
 
 
 @attrs.frozen

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from invincat_server.lsp.chat_context import editor_context
 from invincat_server.lsp.errors import request_handler, rpc_error
 from invincat_server.lsp.protocol import (
     CANCEL,
@@ -31,7 +32,13 @@ if TYPE_CHECKING:
 
 @request_handler(CHAT)
 async def invincat_chat(ls: InvincatLanguageServer, params: Any) -> TurnRef:
-    chat = parse_params(ChatParams, params, CHAT)
+    return await start_chat(ls, params, CHAT)
+
+
+async def start_chat(ls: InvincatLanguageServer, params: Any, method: str) -> TurnRef:
+    """Validate chat params and start the turn (`invincat/chat` and the
+    `invincat.startChat` command, whose errors name `method`)."""
+    chat = parse_params(ChatParams, params, method)
     if len(chat.prompt) > MAX_PROMPT_CHARS:
         raise rpc_error(
             ErrorCode.INVALID_PARAMS,
@@ -40,7 +47,10 @@ async def invincat_chat(ls: InvincatLanguageServer, params: Any) -> TurnRef:
             "Invincat to read it instead.",
         )
     session = await ls.host.require()
-    turn = await session.start_turn(chat.prompt, chat.thread_id, chat.mode)
+    context = None
+    if chat.context is not None:
+        context = editor_context(ls, session.workspace, chat.context, method)
+    turn = await session.start_turn(chat.prompt, chat.thread_id, chat.mode, context)
     # The runtime just closed approvals left pending on this thread (superseded); the
     # new turn has not run yet, so nothing of its own is dropped here.
     ls.proposals.remove_where(thread_id=turn.thread_id)
