@@ -3,7 +3,8 @@
 1. spawn → `initialize` answered: `invincat --stdio` next to `bench/minimal_lsp_server.py`
    (a bare pygls server that only answers initialize), interleaved runs, medians, ratio.
 2. While a turn streams 200 chunks (fake model, small chunk_delay): latency of
-   `textDocument/codeAction` (on a document with a pending edit, so actions are computed)
+   `textDocument/codeAction` (a selection on a document with a pending edit and another
+   server's diagnostic, so accept/reject and fix/explain are all computed)
    and `invincat/threads/list`, as the client sees it; p50 / p99.
 3. Per streamed chunk: fake server writes the chunk → the client has its `invincat/event`,
    median / p90; next to the same chunk path through a bare `ChatOpenAI.astream` in this
@@ -180,11 +181,16 @@ async def bench_streaming(
     client.on_event = on_event  # type: ignore[method-assign]
     try:
         uri = await open_pending_edit(client, workspace)
-        at = types.Position(line=1, character=1)
+        # A selection over the pending edit plus another server's diagnostic: the answer
+        # holds accept + reject + "Invincat: fix …" + "Invincat: explain".
+        selected = types.Range(
+            start=types.Position(line=1, character=0), end=types.Position(line=1, character=3)
+        )
+        foreign = types.Diagnostic(range=selected, message="Unknown word", source="cSpell")
         action_params = types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(start=at, end=at),
-            context=types.CodeActionContext(diagnostics=list(client.diagnostics[uri])),
+            range=selected,
+            context=types.CodeActionContext(diagnostics=[*client.diagnostics[uri], foreign]),
         )
         actions: list[float] = []
         listing: list[float] = []
@@ -202,7 +208,7 @@ async def bench_streaming(
                     start = time.perf_counter()
                     result = await client.text_document_code_action_async(action_params)
                     actions.append(time.perf_counter() - start)
-                    assert result and len(result) == 2
+                    assert result and len(result) == 4
                     start = time.perf_counter()
                     await client.request("invincat/threads/list", {})
                     listing.append(time.perf_counter() - start)

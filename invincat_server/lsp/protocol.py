@@ -63,6 +63,17 @@ MEMORY_DID_CHANGE = "invincat/memory/didChange"
 
 # workspace/executeCommand command behind the "accept/reject proposed edit" code actions.
 RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval"
+# workspace/executeCommand command behind "Invincat: fix / explain / ask": one argument, the
+# params of `invincat/chat`. Not `invincat.chat`, so it never collides with an editor
+# extension's own command ids.
+START_CHAT_COMMAND = "invincat.startChat"
+EXPLAIN_TITLE = "Invincat: explain"
+ASK_TITLE = "Invincat: ask about selection"
+# Code action kinds: fixes are `quickfix`; explain/ask are under `refactor`, which VS Code
+# shows in the lightbulb too (and in its Refactor… menu).
+INVINCAT_ACTION_KIND = "refactor.invincat"
+EXPLAIN_ACTION_KIND = "refactor.invincat.explain"
+ASK_ACTION_KIND = "refactor.invincat.ask"
 
 DIAGNOSTIC_SOURCE = "invincat"
 ACCEPT_EDIT_TITLE = "Invincat: accept proposed edit"

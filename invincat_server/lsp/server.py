@@ -29,6 +29,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, MsgId
 
 from invincat_server import __version__
+from invincat_server.lsp.code_action_settings import CodeActionSettings
 from invincat_server.lsp.documents import EditorDocuments
 from invincat_server.lsp.envelope import InvalidMessage, check_envelope, check_top_level
 from invincat_server.lsp.host import SessionHost
@@ -37,7 +38,13 @@ from invincat_server.lsp.log import configure_logging
 from invincat_server.lsp.memory_sync import MemorySync
 from invincat_server.lsp.progress import TurnProgress
 from invincat_server.lsp.proposals import ProposedEdits
-from invincat_server.lsp.protocol import REQUESTS, RESOLVE_APPROVAL_COMMAND, ErrorCode
+from invincat_server.lsp.protocol import (
+    INVINCAT_ACTION_KIND,
+    REQUESTS,
+    RESOLVE_APPROVAL_COMMAND,
+    START_CHAT_COMMAND,
+    ErrorCode,
+)
 from invincat_server.lsp.transport import (
     TOKEN_ENV,
     TransportError,
@@ -175,6 +182,7 @@ class InvincatLanguageServer(LanguageServer):
         # Not `progress`: that is pygls' own $/progress method on LanguageServer.
         self.turn_progress = TurnProgress(self)
         self.memory_sync = MemorySync(self)
+        self.code_action_settings = CodeActionSettings(self)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls reports a failed send (the editor closed the stream) by sending a message
@@ -356,9 +364,16 @@ def build_server() -> InvincatLanguageServer:
         (types.TEXT_DOCUMENT_DID_CHANGE, documents.text_document_did_change, None),
         (types.TEXT_DOCUMENT_DID_CLOSE, documents.text_document_did_close, None),
         (
+            types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+            lifecycle.workspace_did_change_configuration,
+            None,
+        ),
+        (
             types.TEXT_DOCUMENT_CODE_ACTION,
             code_actions.text_document_code_action,
-            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+            types.CodeActionOptions(
+                code_action_kinds=[types.CodeActionKind.QuickFix, INVINCAT_ACTION_KIND]
+            ),
         ),
         (CHAT, chat.invincat_chat, None),
         (CANCEL, chat.invincat_cancel, None),
@@ -379,6 +394,7 @@ def build_server() -> InvincatLanguageServer:
     for method, handler, options in features:
         ls.feature(method, options)(handler)
     ls.command(RESOLVE_APPROVAL_COMMAND)(approvals.invincat_resolve_approval_command)
+    ls.command(START_CHAT_COMMAND)(chat.invincat_start_chat_command)
     return ls
 
 

@@ -268,12 +268,22 @@ def make_client() -> InvincatClient:
 
 
 async def start_client(
-    env: dict[str, str], workspace: Path, editor: str, *, args: tuple[str, ...] = ("--stdio",)
+    env: dict[str, str],
+    workspace: Path,
+    editor: str,
+    *,
+    args: tuple[str, ...] = ("--stdio",),
+    options: Any = None,
+    configuration: dict[str, Any] | None = None,
 ) -> InvincatClient:
-    """Spawn `invincat --stdio` and initialize it with the capabilities of `editor`."""
+    """Spawn `invincat --stdio` and initialize it with the capabilities of `editor`, the
+    `initializationOptions` `options`, and `configuration` (section → value) as what the
+    client answers to `workspace/configuration`."""
     client = make_client()
+    for section, value in (configuration or {}).items():
+        client.set_configuration(value, section=section)
     await client.start_io(INVINCAT, *args, env=env, cwd=str(workspace))
-    await _initialize(client, workspace, editor)
+    await _initialize(client, workspace, editor, options)
     return client
 
 

@@ -1,4 +1,5 @@
-"""`invincat/chat` and `invincat/cancel`: start and stop turns.
+"""`invincat/chat`, the `invincat.startChat` command and `invincat/cancel`: start and stop
+turns.
 
 A chat answers `{threadId, turnId}` at once and the turn streams as `invincat/event`
 notifications (ending with `turn_end`). With `"wait": true` the request stays open until
@@ -10,7 +11,9 @@ cancel a turn too.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from pygls.lsp.server import LanguageServer
 
 from invincat_server.lsp.chat_context import editor_context
 from invincat_server.lsp.errors import request_handler, rpc_error
@@ -18,6 +21,7 @@ from invincat_server.lsp.protocol import (
     CANCEL,
     CHAT,
     MAX_PROMPT_CHARS,
+    START_CHAT_COMMAND,
     CancelParams,
     CancelResult,
     ChatParams,
@@ -67,6 +71,15 @@ async def start_chat(ls: InvincatLanguageServer, params: Any, method: str) -> Tu
         session.cancel(turn.turn_id)
         raise
     return ref
+
+
+@request_handler(START_CHAT_COMMAND)
+async def invincat_start_chat_command(ls: LanguageServer, *arguments: Any) -> TurnRef:
+    """`workspace/executeCommand` `invincat.startChat` (the "Invincat: fix / explain / ask"
+    code actions) with one argument: the same object `invincat/chat` takes."""
+    # Annotated with pygls' class: pygls resolves the command's type hints at run time.
+    params = arguments[0] if len(arguments) == 1 else list(arguments)
+    return await start_chat(cast("InvincatLanguageServer", ls), params, START_CHAT_COMMAND)
 
 
 @request_handler(CANCEL)

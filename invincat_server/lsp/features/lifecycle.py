@@ -39,11 +39,22 @@ def workspace_folder(params: types.InitializeParams) -> Path:
 @request_handler(types.INITIALIZE)
 async def initialize(ls: InvincatLanguageServer, params: types.InitializeParams) -> None:
     ls.host.configure(workspace_folder(params))
+    ls.code_action_settings.from_initialize(params)
 
 
 @notification_handler(types.INITIALIZED)
 async def initialized(ls: InvincatLanguageServer, params: types.InitializedParams) -> None:
     ls.host.start()
+    # In the background: `initialized` is a notification, and code actions use the
+    # initialization options until the client answered.
+    ls.code_action_settings.start_fetch()
+
+
+@notification_handler(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def workspace_did_change_configuration(
+    ls: InvincatLanguageServer, params: types.DidChangeConfigurationParams
+) -> None:
+    ls.code_action_settings.start_fetch()
 
 
 @request_handler(types.SHUTDOWN)
