@@ -81,6 +81,13 @@ async def test_bad_context_is_refused_with_what_is_wrong_and_nothing_runs(
     message = await _refused(lsp, {"attachments": [{"uri": file_uri(outside)}]})
     assert file_uri(outside) in message and "outside the workspace" in message
 
+    # Memory stores are protected like for the file tools (the real session's deny hook).
+    store = workspace / ".invincat" / "memory_project.json"
+    store.parent.mkdir(exist_ok=True)
+    store.write_text('{"entries": [{"content": "MEMORY-PRIVATE"}]}\n')
+    message = await _refused(lsp, {"attachments": [{"uri": file_uri(store)}]})
+    assert file_uri(store) in message and "protected memory data" in message
+
     message = await _refused(
         lsp,
         {

@@ -29,18 +29,22 @@ def test_a_mentioned_file_reaches_the_model_and_a_missing_one_is_reported(
     assert "@docs/gone.md was not attached: no such file in the workspace." in shown
 
 
-def test_a_mention_outside_the_workspace_is_not_read(
+def test_a_mention_outside_the_workspace_or_of_a_memory_store_is_not_read(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
     secret = workspace.parent / "outside-secret.txt"
     secret.write_text("TOP-SECRET-CONTENT\n")
+    store = workspace / ".invincat" / "memory_project.json"
+    store.parent.mkdir(exist_ok=True)
+    store.write_text('{"entries": [{"content": "MEMORY-PRIVATE"}]}\n')
     fake_openai.add_steps([{"content": "ok"}])
-    result = run_invincat(
-        ["chat", "read @../outside-secret.txt", "--json", "--cwd", str(workspace)], invincat_env
-    )
+    prompt = "read @../outside-secret.txt and @.invincat/memory_project.json"
+    result = run_invincat(["chat", prompt, "--json", "--cwd", str(workspace)], invincat_env)
     assert result.code == 0, result.stderr
     content = fake_openai.chat_requests()[-1]["messages"][-1]["content"]
-    assert "TOP-SECRET-CONTENT" not in content
+    assert "TOP-SECRET-CONTENT" not in content and "MEMORY-PRIVATE" not in content
     assert "@../outside-secret.txt was not attached" in content
-    errors = result.of_type("error")
-    assert errors and "outside the workspace" in errors[0]["message"]
+    assert "@.invincat/memory_project.json was not attached" in content
+    errors = [e["message"] for e in result.of_type("error")]
+    assert len(errors) == 2
+    assert "outside the workspace" in errors[0] and "protected memory data" in errors[1]
