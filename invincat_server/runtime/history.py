@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from invincat_server.runtime.editor_context import CONTEXT_KEY, PROMPT_KEY
@@ -17,19 +17,7 @@ def messages_to_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
     for message in messages:
         text = message.content if isinstance(message.content, str) else message.text
         if isinstance(message, HumanMessage):
-            extra = message.additional_kwargs
-            if isinstance(extra.get(PROMPT_KEY), str):
-                # Sent with editor context / @mentions: show what the user typed, and
-                # what was attached as short labels (the block itself went to the model).
-                out.append(
-                    {
-                        "role": "user",
-                        "content": extra[PROMPT_KEY],
-                        "context": list(extra.get(CONTEXT_KEY) or []),
-                    }
-                )
-            else:
-                out.append({"role": "user", "content": text})
+            out.append(user_item(text, message.additional_kwargs))
         elif isinstance(message, AIMessage):
             item: dict[str, Any] = {"role": "assistant", "content": text}
             if message.tool_calls:
@@ -57,3 +45,15 @@ def messages_to_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
         elif isinstance(message, SystemMessage):
             out.append({"role": "system", "content": text})
     return out
+
+
+def user_item(text: str, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A user message for history. One sent with editor context or @mentions shows what
+    the user typed and short labels of what was attached (`extra` is the message's
+    `additional_kwargs`); the `<editor_context>` block itself only went to the model."""
+    extra = extra or {}
+    prompt = extra.get(PROMPT_KEY)
+    if not isinstance(prompt, str):
+        return {"role": "user", "content": text}
+    labels = extra.get(CONTEXT_KEY)
+    return {"role": "user", "content": prompt, "context": list(labels or [])}
