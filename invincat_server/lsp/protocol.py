@@ -67,6 +67,8 @@ RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval"
 # params of `invincat/chat`. Not `invincat.chat`, so it never collides with an editor
 # extension's own command ids.
 START_CHAT_COMMAND = "invincat.startChat"
+FIX_TITLE = "Invincat: fix this"
+"""Followed by `: "MESSAGE"` (the diagnostic's message, cut to 60 characters)."""
 EXPLAIN_TITLE = "Invincat: explain"
 ASK_TITLE = "Invincat: ask about selection"
 # Code action kinds: fixes are `quickfix`; explain/ask are under `refactor`, which VS Code

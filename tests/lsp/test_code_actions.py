@@ -68,7 +68,9 @@ async def test_a_foreign_diagnostic_gets_one_fix_that_ends_as_an_accepted_buffer
     foreign = _json_diagnostic()
 
     actions = await _actions(lsp, uri, _point(0, 17), [foreign])
-    assert [(a.title, a.kind) for a in actions] == [('Invincat: fix "Expected comma"', "quickfix")]
+    assert [(a.title, a.kind) for a in actions] == [
+        ('Invincat: fix this: "Expected comma"', "quickfix")
+    ]
     [fix] = actions
     assert list(fix.diagnostics or []) == [foreign] and fix.edit is None
     assert fix.command.command == "invincat.startChat"
@@ -100,7 +102,7 @@ async def test_a_foreign_diagnostic_gets_one_fix_that_ends_as_an_accepted_buffer
     titles = [a.title for a in actions]
     assert titles[:2] == ["Invincat: accept proposed edit", "Invincat: reject proposed edit"]
     # Still exactly one fix for the foreign diagnostic, none for Invincat's own mark.
-    assert titles.count('Invincat: fix "Expected comma"') == 1
+    assert titles.count('Invincat: fix this: "Expected comma"') == 1
     assert not any(t.startswith("Invincat: fix") and "proposes" in t for t in titles)
 
     assert await _execute(lsp, actions[0].command) == {"resolved": True}
@@ -119,7 +121,7 @@ async def test_explain_for_a_selection_and_only_filters_kinds(
     )
     actions = await _actions(lsp, uri, selection, [_json_diagnostic()])
     assert [(a.title, a.kind) for a in actions] == [
-        ('Invincat: fix "Expected comma"', "quickfix"),
+        ('Invincat: fix this: "Expected comma"', "quickfix"),
         ("Invincat: explain", "refactor.invincat.explain"),
     ]  # no "ask": this client did not say it can ask for a question
     only_refactor = await _actions(lsp, uri, selection, [_json_diagnostic()], ["refactor"])
@@ -169,8 +171,8 @@ async def test_the_set_of_actions_follows_initialization_options_and_configurati
             await asyncio.sleep(0.05)
         [ask] = await _actions(lsp, uri, selection, [])
         assert ask.kind == "refactor.invincat.ask"
-        # The client fills in the question before running it.
-        assert ask.command.arguments[0]["prompt"] == ""
+        # No prompt: the client asks its user and fills it in before running the command.
+        assert "prompt" not in ask.command.arguments[0]
         assert ask.command.arguments[0]["context"]["selections"][0]["range"]["end"] == {
             "line": 0,
             "character": 15,

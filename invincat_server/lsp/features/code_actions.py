@@ -7,10 +7,10 @@ WorkspaceEdit: the approved tool writes the change itself through `workspace/app
 and if the editor applied the edit first, `edit_file` would no longer find its
 `old_string` and fail.
 
-"Invincat: fix …" is offered once per diagnostic in the request's context whose source is
-not Invincat (pyright, ruff, tsc, the editor's JSON support…), "Invincat: explain" and
-"Invincat: ask about selection" for a non-empty range (the set is configurable, see
-lsp/code_action_settings.py). They carry `invincat.startChat` with `invincat/chat` params,
+`Invincat: fix this: "MESSAGE"` is offered once per diagnostic in the request's context
+whose source is not Invincat (pyright, ruff, tsc, the editor's JSON support…),
+"Invincat: explain" and "Invincat: ask about selection" for a non-empty range (the set is
+configurable, see lsp/code_action_settings.py). They carry `invincat.startChat` with `invincat/chat` params,
 so choosing one starts a turn with that context; its edits arrive as pending edits. This
 handler reads only in-memory state: no session wait, no model call, no file read.
 """
@@ -33,6 +33,7 @@ from invincat_server.lsp.protocol import (
     DIAGNOSTIC_SOURCE,
     EXPLAIN_ACTION_KIND,
     EXPLAIN_TITLE,
+    FIX_TITLE,
     REJECT_EDIT_TITLE,
     RESOLVE_APPROVAL_COMMAND,
     START_CHAT_COMMAND,
@@ -137,8 +138,8 @@ def _chat_actions(
         chat = {"prompt": "Explain this code.", "context": context}
         actions.append(_action(EXPLAIN_TITLE, EXPLAIN_ACTION_KIND, chat, literals))
     if selected and settings.ask and _wanted(ASK_ACTION_KIND, params.context.only):
-        # The client intercepts the command and fills in the user's question.
-        chat = {"prompt": "", "context": context}
+        # No prompt: the client intercepts the command and fills in the user's question.
+        chat = {"context": context}
         actions.append(_action(ASK_TITLE, ASK_ACTION_KIND, chat, literals))
     return actions
 
@@ -175,7 +176,7 @@ def _fix_action(
             "attachments": [{"uri": active["uri"], "range": around}],
         },
     }
-    title = f'Invincat: fix "{short}"'
+    title = f'{FIX_TITLE}: "{short}"'
     return _action(title, _QUICKFIX.value, chat, literals, diagnostics=[diagnostic])
 
 
