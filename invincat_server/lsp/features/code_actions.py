@@ -10,9 +10,10 @@ and if the editor applied the edit first, `edit_file` would no longer find its
 `Invincat: fix this: "MESSAGE"` is offered once per diagnostic in the request's context
 whose source is not Invincat (pyright, ruff, tsc, the editor's JSON support…),
 "Invincat: explain" and "Invincat: ask about selection" for a non-empty range (the set is
-configurable, see lsp/code_action_settings.py). They carry `invincat.startChat` with `invincat/chat` params,
-so choosing one starts a turn with that context; its edits arrive as pending edits. This
-handler reads only in-memory state: no session wait, no model call, no file read.
+configurable, see lsp/code_action_settings.py). They carry `invincat.startChat` with
+`invincat/chat` params, so choosing one starts a turn with that context; its edits arrive
+as pending edits. This handler reads only in-memory state: no session wait, no model call,
+no file read.
 """
 
 from __future__ import annotations
