@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from invincat_server.runtime.editor_context import EditorContext, LineRange
     from invincat_server.runtime.policy.workspace import Workspace
 
+MAX_CONVERT_BYTES = 2_000_000
 MAX_ITEMS = 200
 """Per list (selections, diagnostics, attachments): more is a client bug, not context."""
 
@@ -250,7 +251,9 @@ class _Converter:
     def column(self, path: Path, line: int, character: int) -> int:
         # Positions count the negotiated encoding's code units; the core counts code points.
         if path not in self.texts:
-            text = self.ls.documents.current_text(path)
+            text = self.ls.documents.read_text(path)  # the open buffer
+            if text is None and _small_file(path):
+                text = self.ls.documents.current_text(path)
             self.texts[path] = None if text is None else text.split("\n")
         lines = self.texts[path]
         if lines is None or line >= len(lines):
@@ -306,6 +309,14 @@ def editor_context(
         line_range = to.span(path, maybe_span) if maybe_span is not None else None
         context.attachments.append(Attachment(path, line_range, "attachment"))
     return context
+
+
+def _small_file(path: Path) -> bool:
+    """Worth reading to convert a position: the core does not attach bigger files anyway."""
+    try:
+        return path.stat().st_size <= MAX_CONVERT_BYTES
+    except OSError:
+        return False
 
 
 def _code_points(line: str, units: int, count: Callable[[str], int]) -> int:

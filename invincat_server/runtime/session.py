@@ -29,7 +29,12 @@ from invincat_server.runtime.errors import SessionError, UnknownThreadError
 from invincat_server.runtime.events import ApprovalRequested, Error
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.records import Records, ThreadInfo
-from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource, load_text
+from invincat_server.runtime.tools.documents import (
+    DiskOnly,
+    DocumentSource,
+    FileContentError,
+    load_text,
+)
 from invincat_server.runtime.turn import Turn, TurnStatus
 from invincat_server.runtime.turn_runner import EventListener, TurnRunner
 
@@ -40,6 +45,9 @@ if TYPE_CHECKING:
     from invincat_server.runtime.memory.service import MemoryService
 
 __all__ = ["EventListener", "ResolveResult", "Session"]
+
+MAX_ATTACH_READ_BYTES = 2_000_000
+"""Context files are read before the turn starts; bigger ones are named, not read."""
 
 
 class Session:
@@ -185,8 +193,20 @@ class Session:
         return self._runner.launch(thread_id, body)
 
     def _read_current(self, path: Path) -> str | None:
-        """Buffer text if the editor has the file open, else the disk text."""
-        return load_text(self.documents, path, self.workspace.relative(path))
+        """Buffer text if the editor has the file open, else the disk text (a file too big
+        to attach is refused before it is read: this runs before the turn starts)."""
+        shown = self.workspace.relative(path)
+        if self.documents.read_text(path) is None:
+            try:
+                size = path.stat().st_size
+            except OSError:
+                size = 0
+            if size > MAX_ATTACH_READ_BYTES:
+                raise FileContentError(
+                    f"{shown} is {size / 1e6:.1f} MB, too big to attach; ask Invincat to read "
+                    "the part you mean"
+                )
+        return load_text(self.documents, path, shown)
 
     async def create_thread(self, thread_id: str, title: str) -> None:
         """Record a thread under an id the front end chose (ACP names a session before its

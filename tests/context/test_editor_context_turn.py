@@ -66,3 +66,16 @@ async def test_context_outside_the_workspace_is_refused_before_anything_runs(
         )
     assert fake_openai.chat_requests() == []
     assert await session.threads() == []
+
+
+async def test_a_huge_file_is_named_not_read(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory, workspace: Path
+) -> None:
+    (workspace / "dump.log").write_text("x" * 2_100_000)
+    fake_openai.add_steps([{"content": "ok"}])
+    session = await make_session()
+    turn = await session.start_turn("look at @dump.log")
+    [event async for event in turn.events()]
+    content = fake_openai.chat_requests()[-1]["messages"][-1]["content"]
+    assert "dump.log (mentioned as @): not included (dump.log is 2.1 MB, too big" in content
+    assert "xxxx" not in content
