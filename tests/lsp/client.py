@@ -275,15 +275,17 @@ async def start_client(
     args: tuple[str, ...] = ("--stdio",),
     options: Any = None,
     configuration: dict[str, Any] | None = None,
+    more_folders: tuple[Path, ...] = (),
 ) -> InvincatClient:
     """Spawn `invincat --stdio` and initialize it with the capabilities of `editor`, the
-    `initializationOptions` `options`, and `configuration` (section → value) as what the
-    client answers to `workspace/configuration`."""
+    `initializationOptions` `options`, `configuration` (section → value) as what the
+    client answers to `workspace/configuration`, and `more_folders` as workspace folders
+    after `workspace`."""
     client = make_client()
     for section, value in (configuration or {}).items():
         client.set_configuration(value, section=section)
     await client.start_io(INVINCAT, *args, env=env, cwd=str(workspace))
-    await _initialize(client, workspace, editor, options)
+    await _initialize(client, workspace, editor, options, more_folders)
     return client
 
 
@@ -320,14 +322,19 @@ async def start_tcp_client(
 
 
 async def _initialize(
-    client: InvincatClient, workspace: Path, editor: str, options: Any = None
+    client: InvincatClient,
+    workspace: Path,
+    editor: str,
+    options: Any = None,
+    more_folders: tuple[Path, ...] = (),
 ) -> None:
     uri = file_uri(workspace)
+    folders = [types.WorkspaceFolder(uri=file_uri(f), name=f.name) for f in more_folders]
     result = await client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(editor),
             root_uri=uri,
-            workspace_folders=[types.WorkspaceFolder(uri=uri, name=workspace.name)],
+            workspace_folders=[types.WorkspaceFolder(uri=uri, name=workspace.name), *folders],
             initialization_options=options,
         )
     )
