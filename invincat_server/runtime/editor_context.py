@@ -15,6 +15,7 @@ that reaches the model.
 
 from __future__ import annotations
 
+import mimetypes
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -116,10 +117,23 @@ class EditorContext:
 # --------------------------------------------------------------------------- @mentions
 
 # `@` at the start or after whitespace or an opening bracket/quote, then either a quoted
-# path or a run of non-space characters. `foo@bar.com` never matches (letter before `@`).
-_MENTION = re.compile(r"""(?:^|(?<=[\s(\[{'"`]))@(?:"([^"\n]+)"|([^\s"'`]+))""")
-_TRAILING = ".,;:!?)]}>'"
-_EXTENSION = re.compile(r"\.[A-Za-z0-9_-]{1,10}$")
+# path or a run of path characters (brackets and quotes end it: `@app.route('/x')` is
+# `app.route`). `foo@bar.com` never matches (a letter before `@`).
+_MENTION = re.compile(r"""(?:^|(?<=[\s(\[{'"`]))@(?:"([^"\n]+)"|([^\s"'`()\[\]{}<>,;]+))""")
+_TRAILING = ".,;:!?"
+_EXTENSION = re.compile(r"\.([A-Za-z0-9_+-]{1,10})$")
+# Code pasted into a prompt (ACP embeds attached files as fenced blocks) is not a mention.
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+
+
+def _has_file_extension(text: str) -> bool:
+    """`notes.md`, `app.py`: an extension the stdlib's mimetypes table or our fence
+    languages know. `app.route`, `functools.wraps` are decorators, not files."""
+    match = _EXTENSION.search(text)
+    if match is None:
+        return False
+    suffix = "." + match.group(1).lower()
+    return suffix in _FENCE_LANGUAGES or mimetypes.guess_type("x" + suffix)[0] is not None
 
 
 @dataclass(frozen=True)
@@ -135,16 +149,17 @@ def find_mentions(prompt: str, workspace: Workspace) -> list[Mention]:
     """The `@path` mentions in `prompt`, each resolved or with the reason it is not.
 
     `@word` counts as a mention when the file exists in the workspace, or when it looks like
-    a path (contains `/` or ends in an extension such as `.py`); everything else
-    (`@dataclass`, `@here`, an e-mail address) is ordinary text and left alone."""
+    a path (quoted, contains `/`, or ends in a known file extension such as `.py`);
+    everything else (`@dataclass`, `@app.route`, `@alice`, an e-mail address) and anything
+    inside a fenced code block is ordinary text and left alone."""
     found: list[Mention] = []
     seen: set[str] = set()
-    for match in _MENTION.finditer(prompt):
+    for match in _MENTION.finditer(_FENCED.sub(" ", prompt)):
         quoted, bare = match.group(1), match.group(2)
         text = quoted if quoted is not None else bare.rstrip(_TRAILING)
         if not text or text in seen:
             continue
-        looks_like_path = quoted is not None or "/" in text or bool(_EXTENSION.search(text))
+        looks_like_path = quoted is not None or "/" in text or _has_file_extension(text)
         try:
             path = workspace.resolve(text)
         except WorkspaceError as exc:

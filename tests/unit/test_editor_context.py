@@ -132,8 +132,16 @@ def test_mentions_attach_existing_files_and_report_missing_ones(ws: Workspace):
 
 
 def test_emails_decorators_and_handles_are_not_mentions(ws: Workspace):
-    prompt = "mail foo@bar.com, use @dataclass and ask @alice; see x@src/app.py"
+    prompt = (
+        "mail foo@bar.com, use @dataclass and ask @alice; see x@src/app.py; "
+        "why does @app.route('/x') or @functools.wraps fail?"
+    )
     assert find_mentions(prompt, ws) == []
+
+
+def test_code_in_fenced_blocks_is_not_scanned(ws: Workspace):
+    prompt = "Attached x.java:\n```\n@Override\n@see docs/missing.md\n```\nand @README.md"
+    assert [m.text for m in find_mentions(prompt, ws)] == ["README.md"]
 
 
 def test_a_bare_name_counts_when_the_file_exists(ws: Workspace):
