@@ -87,7 +87,13 @@ class ChatCompleter(Completer):
                 continue  # a symlink out of the project
             is_dir = entry.is_dir()
             text = entry.name + ("/" if is_dir else "")
-            yield Completion(text, start_position=-len(name_part), display=text)
+            if any(char.isspace() for char in entry.name):
+                # The mention would end at the space: replace the whole `@…` word with the
+                # quoted form the core reads, `@"dir/my notes.md"`.
+                quoted = f'@"{folder_part + "/" if folder_part else ""}{text}"'
+                yield Completion(quoted, start_position=-len(typed) - 1, display=text)
+            else:
+                yield Completion(text, start_position=-len(name_part), display=text)
             shown += 1
             if shown >= MAX_PATH_COMPLETIONS:
                 return

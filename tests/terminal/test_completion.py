@@ -37,3 +37,15 @@ def test_at_paths_offer_workspace_files_only(tmp_path: Path) -> None:
     assert _complete(completer, "@../outside/") == []
     assert _complete(completer, "@/etc/") == []
     assert _complete(completer, "@link/") == []  # a symlink out of the project
+
+
+def test_a_name_with_a_space_completes_to_the_quoted_mention(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "my notes.md").write_text("")
+    completer = ChatCompleter([], tmp_path)
+    found = list(
+        completer.get_completions(
+            Document("see @docs/my"), CompleteEvent(completion_requested=True)
+        )
+    )
+    assert [(c.text, c.start_position) for c in found] == [('@"docs/my notes.md"', -8)]
