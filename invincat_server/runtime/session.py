@@ -196,17 +196,19 @@ class Session:
         """Buffer text if the editor has the file open, else the disk text (a file too big
         to attach is refused before it is read: this runs before the turn starts)."""
         shown = self.workspace.relative(path)
-        if self.documents.read_text(path) is None:
-            try:
-                size = path.stat().st_size
-            except OSError:
-                size = 0
-            if size > MAX_ATTACH_READ_BYTES:
-                raise FileContentError(
-                    f"{shown} is {size / 1e6:.1f} MB, too big to attach; ask Invincat to read "
-                    "the part you mean"
-                )
-        return load_text(self.documents, path, shown)
+        buffer = self.documents.read_text(path)  # one read: ACP asks the client for it
+        if buffer is not None:
+            return buffer
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0
+        if size > MAX_ATTACH_READ_BYTES:
+            raise FileContentError(
+                f"{shown} is {size / 1e6:.1f} MB, too big to attach; ask Invincat to read "
+                "the part you mean"
+            )
+        return load_text(DiskOnly(), path, shown)
 
     async def create_thread(self, thread_id: str, title: str) -> None:
         """Record a thread under an id the front end chose (ACP names a session before its
