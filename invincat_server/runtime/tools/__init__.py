@@ -3,19 +3,24 @@
 This package must stay independent of the editor integration (no pygls / lsprotocol,
 nothing from invincat_server.lsp or invincat_server.terminal); the editor plugs in
 through the DocumentSource protocol instead.
+
+Importing the package (or its light modules: `edits`, `preview`, `documents`) does not
+import LangChain: the language server computes edit previews for approvals while the
+agent stack still loads. The tool builders (`files`, `search`, `shell`) are imported by
+`build_core_tools`.
 """
 
 from __future__ import annotations
 
-from langchain_core.tools import BaseTool
+from typing import TYPE_CHECKING
 
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
 from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource
 from invincat_server.runtime.tools.edits import EditError, apply_edit, unified_diff
-from invincat_server.runtime.tools.files import build_file_tools
 from invincat_server.runtime.tools.preview import ProposedChange, preview_change
-from invincat_server.runtime.tools.search import build_search_tools
-from invincat_server.runtime.tools.shell import build_shell_tools
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
 
 __all__ = [
     "DiskOnly",
@@ -45,6 +50,10 @@ def build_core_tools(
     default command timeout, ``execute_max_timeout`` the most a call may ask for, and
     ``output_cap`` the maximum characters of command output returned.
     """
+    from invincat_server.runtime.tools.files import build_file_tools
+    from invincat_server.runtime.tools.search import build_search_tools
+    from invincat_server.runtime.tools.shell import build_shell_tools
+
     source: DocumentSource = documents if documents is not None else DiskOnly()
     return [
         *build_file_tools(workspace, source),
