@@ -73,9 +73,11 @@ async def open_agent_stack(
     model: BaseChatModel | None,
     options: dict[str, Any],
     notify: Callable[[str], None],
+    memory: MemoryService | None = None,
 ) -> AgentStack:
     """Load the agent stack. Raises ConfigError if the model is not configured (the
-    message names what to set)."""
+    message names what to set). `memory`: the process's MemoryService for this
+    workspace when one exists already (runtime/project_data.py), so there is one writer."""
     import aiosqlite
 
     from invincat_server.runtime.models import build_chat_model
@@ -96,6 +98,7 @@ async def open_agent_stack(
             model=chat_model,
             options=options,
             notify=notify,
+            memory=memory,
         )
     except BaseException:
         # A stack that failed half-way leaves no open database behind.
@@ -129,6 +132,7 @@ async def _load_agents(
     model: Any,
     options: dict[str, Any],
     notify: Callable[[str], None],
+    memory: MemoryService | None,
 ) -> AgentStack:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -145,6 +149,7 @@ async def _load_agents(
         records,
         notify,
         lambda: build_chat_model(settings, model=settings.memory_model),
+        memory,
     )
     watch = SettingsWatch(settings.home)
     tools = [
@@ -249,6 +254,7 @@ def _open_memory(
     records: Records,
     notify: Callable[[str], None],
     model_factory: Callable[[], Any],
+    shared: MemoryService | None,
 ) -> tuple[MemoryService, MemoryAgent]:
     """The memory service, its extraction agent, and the workspace's refusal of tools
     that reach for memory data or Invincat's home."""
@@ -258,7 +264,11 @@ def _open_memory(
     from invincat_server.runtime.memory_agent.runner import MemoryAgent
     from invincat_server.runtime.records import MemoryCursors
 
-    memory = MemoryService(settings.home, workspace.root, notify=notify)
+    if shared is not None:
+        memory = shared
+        memory.set_notify(notify)
+    else:
+        memory = MemoryService(settings.home, workspace.root, notify=notify)
     guard = memory.guard
 
     def deny(path: Path, write: bool) -> str | None:

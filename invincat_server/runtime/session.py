@@ -62,7 +62,10 @@ class Session:
         documents: DocumentSource | None = None,
         model: BaseChatModel | None = None,
         options: dict[str, Any] | None = None,
+        memory: MemoryService | None = None,
     ) -> None:
+        """`memory`: the workspace's MemoryService when the front end opened one already
+        (runtime/project_data.py); otherwise the session creates its own."""
         self.settings = settings
         self.workspace = workspace
         self.documents = documents or DiskOnly()
@@ -72,6 +75,7 @@ class Session:
         self._model = model
         self.options = options or {}
         self._runner = TurnRunner(settings)
+        self._shared_memory = memory
 
     # lifecycle ---------------------------------------------------------------
     async def open(self) -> Session:
@@ -85,6 +89,7 @@ class Session:
             model=self._model,
             options=self.options,
             notify=self.notify,
+            memory=self._shared_memory,
         )
         self._runner.attach(stack, ApprovalBroker(stack.records))
         return self

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:  # LangChain is imported when a message is built: the turn module stays light
     from langchain_core.messages import ToolMessage
 
-__all__ = ["OUTCOME_KEY", "ToolStatus", "declined", "is_declined", "tool_status"]
+__all__ = ["OUTCOME_KEY", "ToolStatus", "declined", "is_declined", "outcome", "tool_status"]
 
 ToolStatus = Literal["success", "error", "rejected"]
 
@@ -51,6 +51,12 @@ def is_declined(message: Any) -> bool:
 
 def tool_status(message: ToolMessage) -> ToolStatus:
     """The `tool_result` status of `message`: only the decider's mark makes `rejected`."""
-    if is_declined(message):
+    return outcome(getattr(message, "artifact", None), message.status)
+
+
+def outcome(artifact: Any, status: Any) -> ToolStatus:
+    """`tool_status` from a ToolMessage's two fields, for a message read as plain data
+    (the light history reader decodes checkpoints without LangChain)."""
+    if isinstance(artifact, dict) and artifact.get(OUTCOME_KEY) == "rejected":
         return "rejected"
-    return "error" if message.status == "error" else "success"
+    return "error" if status == "error" else "success"

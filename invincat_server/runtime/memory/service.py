@@ -92,6 +92,12 @@ class MemoryService:
         self._watch = TamperWatch(self)
 
     # -- paths and reading ------------------------------------------------------
+
+    def set_notify(self, notify: Callable[[str], None]) -> None:
+        """Report background problems to `notify` from now on: the language server creates
+        the service before the Session that then tells the user."""
+        self._notify = notify
+
     def store_paths(self) -> dict[str, Path]:
         return {scope: files.store for scope, files in self.files.items()}
 

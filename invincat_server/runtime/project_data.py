@@ -1,0 +1,99 @@
+"""A workspace's saved data, readable without the agent stack: governed memory, the
+thread list, a thread's history and the approvals waiting for a decision.
+
+The language server opens this right after `initialize` (settings, the project root and
+one MemoryService: tens of milliseconds, no model client), so an editor's memory
+sidebar, thread list and pending approvals fill while the LangChain stack (seconds of
+imports) still loads. The Session then runs on the same MemoryService (`Session(…,
+memory=data.memory())`): one writer per process, every governance rule, lock and tamper
+check the same whichever asked.
+
+Nothing here imports LangChain, LangGraph or the OpenAI SDK; tests check `sys.modules`.
+Reads go to `threads.sqlite` through short read connections of their own; what needs
+the agent stack (resuming an interrupt only recorded in a checkpoint, a checkpoint in an
+encoding the light reader does not know) is left to the Session once it is open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from invincat_server.runtime.config import Settings
+from invincat_server.runtime.errors import UnknownThreadError
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.memory.service import MemoryService
+    from invincat_server.runtime.records import ApprovalRecord, ThreadInfo
+
+
+class ProjectData:
+    """The saved data of the workspace rooted at `root`."""
+
+    def __init__(self, settings: Settings, root: Path) -> None:
+        self.settings = settings
+        self.root = root
+        self._memory: MemoryService | None = None
+        self._memory_lock = threading.Lock()
+
+    def memory(self, notify: Callable[[str], None] | None = None) -> MemoryService:
+        """This process's one MemoryService for the workspace (created on first use; may
+        raise MemoryStoreError). `notify`, when given, becomes where it reports problems
+        found by background work (the Session's, once it opens)."""
+        with self._memory_lock:  # first use may come from two worker threads at once
+            if self._memory is None:
+                from invincat_server.runtime.memory.service import MemoryService
+
+                self._memory = MemoryService(self.settings.home, self.root)
+            if notify is not None:
+                self._memory.set_notify(notify)
+            return self._memory
+
+    async def threads(self, *, all_workspaces: bool = False) -> list[ThreadInfo]:
+        from invincat_server.runtime.records import saved_threads
+
+        workspace = None if all_workspaces else str(self.root)
+        return await saved_threads(self.settings.threads_db, workspace)
+
+    async def history(self, thread_id: str) -> list[dict[str, Any]] | None:
+        """The thread's messages as `Session.history` gives them; None when its checkpoint
+        cannot be decoded without the agent stack (then ask the Session)."""
+        from invincat_server.runtime.checkpoint_reader import latest_messages
+        from invincat_server.runtime.history import fields_to_dicts
+
+        if not any(t.thread_id == thread_id for t in await self.threads(all_workspaces=True)):
+            raise UnknownThreadError(f"Unknown thread {thread_id!r}.")
+        messages = await asyncio.to_thread(latest_messages, self.settings.threads_db, thread_id)
+        return None if messages is None else fields_to_dicts(messages)
+
+    async def pending_approvals(self, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """Recorded approvals still waiting for a decision, of `thread_id` or of every
+        thread of this workspace, as `approval_requested` event dicts.
+
+        Only the approvals table: an interrupt a crashed process checkpointed but never
+        recorded is found by `Session.pending_approvals`, which reads the checkpoints."""
+        from invincat_server.runtime.events import ApprovalRequested
+
+        if thread_id is None:
+            wanted = {t.thread_id for t in await self.threads()}
+        else:
+            wanted = {thread_id}
+        return [
+            ApprovalRequested.model_validate(r.request).to_json_dict()
+            for r in await self._pending()
+            if r.thread_id in wanted
+        ]
+
+    async def _pending(self) -> list[ApprovalRecord]:
+        from invincat_server.runtime.records import Records
+
+        if not self.settings.threads_db.exists():
+            return []
+        records = await Records.open(self.settings.threads_db)
+        try:
+            return await records.pending()
+        finally:
+            await records.close()
