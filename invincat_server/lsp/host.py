@@ -1,10 +1,20 @@
 """The Session behind the language server: opened in the background, events forwarded.
 
-`initialize` must be answered before the LangChain stack is imported (seconds of CPU), so
-the session is opened after `initialized`: the stack is imported in a worker thread while
-the event loop keeps serving, then `Session.open()` runs. Requests that need the session
-wait for that. If the model is not configured, the server keeps running: the user sees
-the one-line message once, and every session request fails with it.
+Start-up, in order (docs/protocol.md, "Start-up"):
+
+1. `initialize` is answered at once: it only records the folder (no settings, no
+   LangChain), as fast as a bare pygls server.
+2. Right after that answer is written (`initialize_answered`, called by the protocol),
+   the opening starts in the background and `invincat/statusChanged` says `starting`:
+   settings and the project root are read and the workspace's `ProjectData` opens
+   (runtime/project_data.py: memory, thread list, history, pending approvals; no agent
+   stack). Requests for those wait only for this step, tens of milliseconds.
+3. The agent stack is imported in a worker thread while the event loop keeps serving,
+   then `Session.open()` runs on the same MemoryService; `ready` (or `failed` with the
+   message) is announced. Requests that need the session (chat, resolving an approval,
+   deleting threads) wait for it. If the model is not configured, the server keeps
+   running: the user sees the one-line message once, and every session request fails
+   with it; memory and the thread list still work.
 """
 
 from __future__ import annotations
@@ -13,22 +23,37 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from invincat_server import STARTED
 from invincat_server.lsp.errors import rpc_error
-from invincat_server.lsp.protocol import EVENT, ErrorCode
+from invincat_server.lsp.protocol import (
+    EVENT,
+    STATUS_CHANGED,
+    ErrorCode,
+    StatusResult,
+    StatusTimings,
+)
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.config import Settings
+    from invincat_server.runtime.project_data import ProjectData
     from invincat_server.runtime.session import Session
     from invincat_server.runtime.turn import Turn
 
 log = logging.getLogger("invincat.lsp.host")
 
 STACK_MODULES = ("langchain", "langchain_core", "langgraph", "langchain_openai", "openai")
+
+STACK_DELAY_ENV = "INVINCAT_TEST_STACK_DELAY"
+"""Test-only: seconds the background stack import waits before it begins, so tests can
+observe a server whose session is still opening. Not for real use (it only delays)."""
 
 
 def stack_loaded() -> bool:
@@ -53,14 +78,54 @@ _STACK = (
     "invincat_server.runtime.plan_flow",
 )
 
+# What the project-data requests use (step 2): imported with it, so the first
+# `memory/list` does not wait for them behind the stack import's import lock.
+_LIGHT = (
+    "invincat_server.runtime.project_data",
+    "invincat_server.runtime.records",
+    "invincat_server.runtime.checkpoint_reader",
+    "invincat_server.runtime.history",
+    "invincat_server.runtime.events",
+    "invincat_server.runtime.errors",
+    "invincat_server.runtime.memory",
+    "invincat_server.runtime.memory.service",
+    "invincat_server.runtime.memory.views",
+    "invincat_server.runtime.tools.edits",  # approvals' previews (lsp/proposals.py)
+    "ormsgpack",
+)
 
-def _import_stack() -> None:
-    """Import the agent stack so that `Session.open()` finds it all in sys.modules."""
-    for name in _STACK:
+
+def _import(names: tuple[str, ...]) -> None:
+    for name in names:
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:
             log.debug("preload skipped %s: %s", name, exc)
+
+
+def _import_stack(stop: threading.Event) -> float:
+    """Import the agent stack so that `Session.open()` finds it all in sys.modules;
+    returns the seconds the import took."""
+    delay = os.environ.get(STACK_DELAY_ENV)
+    if delay and stop.wait(float(delay)):
+        return 0.0  # the server is closing: a worker thread must not hold up its exit
+    began = time.perf_counter()
+    _import(_STACK)
+    return time.perf_counter() - began
+
+
+def _load_project(folder: Path) -> ProjectData:
+    """Settings, the project root and its data (step 2; a worker thread). Raises
+    ConfigError for a broken config file."""
+    from invincat_server.runtime.config import find_project_root, load_settings
+    from invincat_server.runtime.project_data import ProjectData
+
+    _import(_LIGHT)
+    return ProjectData(load_settings(), find_project_root(folder))
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
 
 
 class SessionHost:
@@ -74,9 +139,20 @@ class SessionHost:
         self.settings: Settings | None = None
         self.error: str | None = None
         self.session: Session | None = None
+        self.project: ProjectData | None = None
+        """The workspace's data without the agent stack; set in step 2 of the start-up."""
         self.stack_loaded_at_initialize: bool | None = None
+        self.state: str = "starting"
+        self.timings: StatusTimings = {
+            "initializeMs": None,
+            "stackImportMs": None,
+            "sessionOpenMs": None,
+        }
+        self._answered_at: float | None = None
         self._opening: asyncio.Task[None] | None = None
+        self._project_ready: asyncio.Event | None = None
         self._closing = False
+        self._stop = threading.Event()
         self._close_task: asyncio.Future[None] | None = None
 
     def configure(self, folder: Path) -> None:
@@ -85,11 +161,28 @@ class SessionHost:
         self.folder = folder
         self.stack_loaded_at_initialize = stack_loaded()
 
+    def initialize_answered(self) -> None:
+        """The protocol wrote a response: if it was `initialize`'s, start opening now,
+        without waiting for the client's `initialized`."""
+        if self.folder is None or self._answered_at is not None:
+            return
+        self._answered_at = time.perf_counter()
+        self.timings["initializeMs"] = _ms(self._answered_at - STARTED)
+        self.start()
+
     def start(self) -> asyncio.Task[None]:
         """Open the session in the background (idempotent)."""
         if self._opening is None:
+            self._project_ready = asyncio.Event()
             self._opening = asyncio.create_task(self._open(), name="invincat-session-open")
         return self._opening
+
+    def status(self) -> StatusResult:
+        """The `invincat/status` object."""
+        result: StatusResult = {"state": self.state, "timings": dict(self.timings)}  # type: ignore[typeddict-item]
+        if self.state == "failed" and self.error:
+            result["message"] = self.error
+        return result
 
     async def require(self) -> Session:
         """The open session; a JSON-RPC error carrying the reason if it cannot open."""
@@ -100,6 +193,19 @@ class SessionHost:
                 self.error or "The Invincat session is not available.",
             )
         return self.session
+
+    async def project_data(self) -> ProjectData:
+        """The workspace's data, as soon as settings are read (never waits for the agent
+        stack); a JSON-RPC error carrying the reason if the settings cannot be read."""
+        self.start()
+        assert self._project_ready is not None
+        await self._project_ready.wait()
+        if self.project is None:
+            raise rpc_error(
+                ErrorCode.MODEL_NOT_CONFIGURED,
+                self.error or "The Invincat settings could not be read.",
+            )
+        return self.project
 
     def cancel_turn(self, turn_id: str) -> bool:
         return self.session.cancel(turn_id) if self.session is not None else False
@@ -120,11 +226,14 @@ class SessionHost:
         # The turns stopped here still emit turn_end, maybe after the editor closed the
         # stream: nothing is forwarded any more.
         self._closing = True
+        self._stop.set()
         await self._ls.memory_sync.close()
         if self._opening is not None and not self._opening.done():
             self._opening.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._opening
+        if self._project_ready is not None:
+            self._project_ready.set()  # waiters get "not available", not a hang
         session, self.session = self.session, None
         if session is not None:
             # An editor waits for shutdown: give background memory work a few seconds,
@@ -132,8 +241,12 @@ class SessionHost:
             await session.close(followup_timeout=5.0)
 
     async def _open(self) -> None:
-        session = await self._create()
+        began = self._answered_at or time.perf_counter()
+        self._announce()  # `starting`: from here on the client may hear statusChanged
+        project = await self._load_project()
+        session = await self._create(project) if project is not None else None
         if session is None:
+            self._set_state("failed")
             self._ls.tell_user(self.error or "Invincat could not start.", error=True)
             return
         session.add_listener(self._on_event)
@@ -145,20 +258,45 @@ class SessionHost:
             self._ls.tell_user(warning)  # window/showMessage, Warning: editors show it
         self._ls.memory_sync.start(session.memory)
         log.info("session open on %s", self.root)
+        self.timings["sessionOpenMs"] = _ms(time.perf_counter() - began)
+        self._set_state("ready")
         await self._restore_pending(session)
 
-    async def _create(self) -> Session | None:
-        from invincat_server.runtime.config import ConfigError, find_project_root, load_settings
+    async def _load_project(self) -> ProjectData | None:
+        from invincat_server.runtime.config import ConfigError
+
+        try:
+            project = await asyncio.to_thread(_load_project, self.folder or Path.cwd())
+        except ConfigError as exc:
+            self.error = str(exc)
+            project = None
+        except Exception as exc:
+            log.exception("reading the settings failed")
+            self.error = f"Invincat could not start: {type(exc).__name__}: {exc}"
+            project = None
+        if project is not None:
+            self.project, self.settings, self.root = project, project.settings, project.root
+        assert self._project_ready is not None
+        self._project_ready.set()
+        return project
+
+    async def _create(self, project: ProjectData) -> Session | None:
+        from invincat_server.runtime.config import ConfigError
 
         session: Session | None = None
         try:
-            self.root = find_project_root(self.folder or Path.cwd())
-            self.settings = load_settings()
-            await asyncio.to_thread(_import_stack)
+            self.timings["stackImportMs"] = _ms(await asyncio.to_thread(_import_stack, self._stop))
             from invincat_server.runtime.policy.workspace import Workspace
             from invincat_server.runtime.session import Session
 
-            session = Session(self.settings, Workspace(self.root), documents=self._ls.documents)
+            # One MemoryService per process: the memory views may already be using it.
+            memory = await asyncio.to_thread(project.memory)
+            session = Session(
+                project.settings,
+                Workspace(project.root),
+                documents=self._ls.documents,
+                memory=memory,
+            )
             return await session.open()
         except ConfigError as exc:
             self.error = str(exc)
@@ -169,6 +307,15 @@ class SessionHost:
             with contextlib.suppress(Exception):
                 await session.close()
         return None
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            self._announce()
+
+    def _announce(self) -> None:
+        if not self._closing:
+            self._ls.protocol.notify_json(STATUS_CHANGED, dict(self.status()))
 
     async def _restore_pending(self, session: Session) -> None:
         """Show approvals that survived a restart where they apply (diagnostics)."""

@@ -113,33 +113,23 @@ class MemorySync:
 
     def __init__(self, ls: InvincatLanguageServer) -> None:
         self._ls = ls
-        self._standalone: MemoryService | None = None
         self._watched: dict[str, _Watched] = {}
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 
     async def service(self) -> MemoryService:
-        """The session's memory service; without a session (the model is not configured)
-        a service of its own, so the memory sidebar still works."""
-        host = self._ls.host
-        await asyncio.shield(host.start())
-        if host.session is not None:
-            return host.session.memory
-        if self._standalone is not None:
-            return self._standalone
-        if host.settings is None or host.root is None:
-            raise rpc_error(
-                ErrorCode.MODEL_NOT_CONFIGURED,
-                host.error or "The Invincat session is not available.",
-            )
-        from invincat_server.runtime.memory import MemoryService, MemoryStoreError
+        """The workspace's one MemoryService (the Session runs on the same one), as soon
+        as settings are read: it never waits for the agent stack, and it works when the
+        model is not configured, so the memory sidebar fills at once."""
+        project = await self._ls.host.project_data()
+        from invincat_server.runtime.memory import MemoryStoreError
 
         try:
-            self._standalone = MemoryService(host.settings.home, host.root)
+            service = await asyncio.to_thread(project.memory)
         except MemoryStoreError as exc:
             raise rpc_error(ErrorCode.MEMORY_UNAVAILABLE, str(exc)) from None
-        self.start(self._standalone)
-        return self._standalone
+        self.start(service)
+        return service
 
     # watching -------------------------------------------------------------------------
     def start(self, service: MemoryService) -> None:

@@ -33,6 +33,8 @@ MEMORY_LOG = "invincat/memory/log"
 MEMORY_REVERT = "invincat/memory/revert"
 MEMORY_VERIFY = "invincat/memory/verify"
 OFFLOAD = "invincat/offload"
+STATUS = "invincat/status"
+"""Whether the server is ready for chats (`StatusResult`); answered at once, any time."""
 DEBUG_STATUS = "invincat/debug/status"
 """Server internals for tests and bug reports; not a stable API."""
 
@@ -53,6 +55,7 @@ REQUESTS = frozenset(
         MEMORY_REVERT,
         MEMORY_VERIFY,
         OFFLOAD,
+        STATUS,
         DEBUG_STATUS,
     }
 )
@@ -60,6 +63,10 @@ REQUESTS = frozenset(
 # Server → client notifications.
 EVENT = "invincat/event"
 MEMORY_DID_CHANGE = "invincat/memory/didChange"
+STATUS_CHANGED = "invincat/statusChanged"
+"""The `invincat/status` object, sent whenever its `state` changes."""
+
+SERVER_STATES = ("starting", "ready", "failed")
 
 # workspace/executeCommand command behind the "accept/reject proposed edit" code actions.
 RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval"
@@ -478,3 +485,23 @@ class EventParams(TypedDict):
     threadId: str
     turnId: str
     event: dict[str, Any]
+
+
+class StatusTimings(TypedDict):
+    """Milliseconds; null until that step has happened."""
+
+    initializeMs: float | None
+    """Server process start → `initialize` answered."""
+    stackImportMs: float | None
+    """Importing the agent stack (LangChain, LangGraph, the model client), in the background."""
+    sessionOpenMs: float | None
+    """`initialize` answered → the session open (includes the stack import)."""
+
+
+class StatusResult(TypedDict):
+    """`invincat/status` result and `invincat/statusChanged` params."""
+
+    state: Literal["starting", "ready", "failed"]
+    message: NotRequired[str]
+    """For `failed`: why, and what to do (the same text as the window message)."""
+    timings: StatusTimings

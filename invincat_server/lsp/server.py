@@ -128,6 +128,10 @@ class InvincatProtocol(LanguageServerProtocol):
             if "traceback" in error.data:
                 error = types.ResponseError(code=error.code, message=error.message)
         super()._send_response(msg_id, result, error)
+        # The first response after `initialize` configured the host is its answer: the
+        # background start-up begins only once it is written (lsp/host.py).
+        if isinstance(self._server, InvincatLanguageServer):
+            self._server.host.initialize_answered()
 
     def _get_handler(self, feature_name: str) -> Any:
         try:
@@ -348,6 +352,7 @@ def build_server() -> InvincatLanguageServer:
         OFFLOAD,
         PENDING_APPROVALS,
         RESOLVE_APPROVAL,
+        STATUS,
         THREADS_DELETE,
         THREADS_HISTORY,
         THREADS_LIST,
@@ -359,6 +364,7 @@ def build_server() -> InvincatLanguageServer:
         (types.INITIALIZE, lifecycle.initialize, None),
         (types.INITIALIZED, lifecycle.initialized, None),
         (types.SHUTDOWN, lifecycle.shutdown, None),
+        (STATUS, lifecycle.invincat_status, None),
         (DEBUG_STATUS, lifecycle.invincat_debug_status, None),
         (types.TEXT_DOCUMENT_DID_OPEN, documents.text_document_did_open, None),
         (types.TEXT_DOCUMENT_DID_CHANGE, documents.text_document_did_change, None),

@@ -110,6 +110,8 @@ class InvincatClient(LanguageClient):
         self.encoding: str = "utf-16"
         self.memory_changes: list[dict[str, Any]] = []
         """`invincat/memory/didChange` params, in arrival order."""
+        self.status_changes: list[dict[str, Any]] = []
+        """`invincat/statusChanged` params, in arrival order."""
 
     # requests -----------------------------------------------------------------------
     async def request(self, method: str, params: Any = None, *, timeout: float = DEADLINE) -> Any:
@@ -257,6 +259,10 @@ def make_client() -> InvincatClient:
     @client.feature("invincat/memory/didChange")
     def _memory_changed(ls: InvincatClient, params: dict[str, Any]) -> None:
         ls.memory_changes.append(params)
+
+    @client.feature("invincat/statusChanged")
+    def _status_changed(ls: InvincatClient, params: dict[str, Any]) -> None:
+        ls.status_changes.append(params)
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     async def _apply(

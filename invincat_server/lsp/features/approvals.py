@@ -109,17 +109,24 @@ async def invincat_pending_approvals(
     ls: InvincatLanguageServer, params: Any
 ) -> PendingApprovalsResult:
     request = parse_params(PendingApprovalsParams, params, PENDING_APPROVALS)
-    session = await ls.host.require()
-    if request.thread_id is not None:
-        thread_ids = [request.thread_id]
+    session = ls.host.session
+    if session is None:
+        # Still opening: the recorded approvals, read without the agent stack. (An
+        # interrupt a crashed process checkpointed but never recorded shows up once the
+        # session is open: it re-lists them as diagnostics.)
+        project = await ls.host.project_data()
+        approvals = await project.pending_approvals(request.thread_id)
     else:
-        # Only this workspace's threads: a resumed turn runs in this workspace's root.
-        thread_ids = [t.thread_id for t in await session.threads(all_workspaces=False)]
-    approvals = [
-        approval.to_json_dict()
-        for thread_id in thread_ids
-        for approval in await session.pending_approvals(thread_id)
-    ]
+        if request.thread_id is not None:
+            thread_ids = [request.thread_id]
+        else:
+            # Only this workspace's threads: a resumed turn runs in this workspace's root.
+            thread_ids = [t.thread_id for t in await session.threads(all_workspaces=False)]
+        approvals = [
+            approval.to_json_dict()
+            for thread_id in thread_ids
+            for approval in await session.pending_approvals(thread_id)
+        ]
     for approval in approvals:
         ls.proposals.add(approval)
     return {"approvals": approvals}

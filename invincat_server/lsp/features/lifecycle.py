@@ -1,7 +1,8 @@
-"""`initialize`, `initialized`, `shutdown` and `invincat/debug/status`.
+"""`initialize`, `initialized`, `shutdown`, `invincat/status` and `invincat/debug/status`.
 
-`initialize` only records the workspace root and reads settings (no LangChain import), so
-it is answered as fast as a bare pygls server; the session opens after `initialized`.
+`initialize` only records the workspace folder (no settings, no LangChain import), so it
+is answered as fast as a bare pygls server; the session starts opening as soon as that
+answer is written (lsp/host.py), and `invincat/status` says how far it got.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from lsprotocol import types
 from invincat_server.lsp.documents import uri_to_path
 from invincat_server.lsp.errors import notification_handler, request_handler
 from invincat_server.lsp.host import stack_loaded
-from invincat_server.lsp.protocol import DEBUG_STATUS
+from invincat_server.lsp.protocol import DEBUG_STATUS, STATUS, StatusResult
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
@@ -44,7 +45,7 @@ async def initialize(ls: InvincatLanguageServer, params: types.InitializeParams)
 
 @notification_handler(types.INITIALIZED)
 async def initialized(ls: InvincatLanguageServer, params: types.InitializedParams) -> None:
-    ls.host.start()
+    ls.host.start()  # normally started already, when `initialize` was answered
     # In the background: `initialized` is a notification, and code actions use the
     # initialization options until the client answered.
     ls.code_action_settings.start_fetch()
@@ -63,6 +64,11 @@ async def shutdown(ls: InvincatLanguageServer, params: None) -> None:
     await ls.host.close()
 
 
+@request_handler(STATUS)
+async def invincat_status(ls: InvincatLanguageServer, params: Any) -> StatusResult:
+    return ls.host.status()
+
+
 @request_handler(DEBUG_STATUS)
 async def invincat_debug_status(ls: InvincatLanguageServer, params: Any) -> dict[str, Any]:
     encoding = ls.workspace.position_encoding
@@ -70,6 +76,7 @@ async def invincat_debug_status(ls: InvincatLanguageServer, params: Any) -> dict
         "stackLoadedAtInitialize": ls.host.stack_loaded_at_initialize,
         "stackLoaded": stack_loaded(),
         "sessionOpen": ls.host.session is not None,
+        "projectDataOpen": ls.host.project is not None,
         "error": ls.host.error,
         "root": str(ls.host.root) if ls.host.root else None,
         "positionEncoding": getattr(encoding, "value", encoding),

@@ -1,4 +1,8 @@
-"""`invincat/threads/list`, `history`, `delete` and `prune`: saved conversations."""
+"""`invincat/threads/list`, `history`, `delete` and `prune`: saved conversations.
+
+`list` and `history` answer while the session is still opening, from the workspace's
+project data (runtime/project_data.py: no agent stack); once it is open, through it.
+`delete` and `prune` wait for the session (they must see its running turns)."""
 
 from __future__ import annotations
 
@@ -29,8 +33,12 @@ if TYPE_CHECKING:
 @request_handler(THREADS_LIST)
 async def invincat_threads_list(ls: InvincatLanguageServer, params: Any) -> ThreadsListResult:
     request = parse_params(ThreadsListParams, params, THREADS_LIST)
-    session = await ls.host.require()
-    threads = await session.threads(all_workspaces=request.all_workspaces)
+    session = ls.host.session
+    if session is not None:  # its open connection: no file to open per request
+        threads = await session.threads(all_workspaces=request.all_workspaces)
+    else:  # still opening (or cannot open): read the file without the agent stack
+        project = await ls.host.project_data()
+        threads = await project.threads(all_workspaces=request.all_workspaces)
     return {"threads": [_thread_info(t) for t in threads]}
 
 
@@ -47,8 +55,14 @@ def _thread_info(t: Any) -> ThreadInfo:
 @request_handler(THREADS_HISTORY)
 async def invincat_threads_history(ls: InvincatLanguageServer, params: Any) -> ThreadsHistoryResult:
     request = parse_params(ThreadsHistoryParams, params, THREADS_HISTORY)
-    session = await ls.host.require()
-    return {"threadId": request.thread_id, "messages": await session.history(request.thread_id)}
+    messages = None
+    if ls.host.session is None:  # still opening: decode the checkpoint without the stack
+        project = await ls.host.project_data()
+        messages = await project.history(request.thread_id)
+    if messages is None:  # open, or a checkpoint only LangGraph can decode
+        session = await ls.host.require()
+        messages = await session.history(request.thread_id)
+    return {"threadId": request.thread_id, "messages": messages}
 
 
 @request_handler(THREADS_DELETE)

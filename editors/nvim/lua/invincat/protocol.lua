@@ -20,11 +20,13 @@ M.MEMORY_REVERT = "invincat/memory/revert"
 M.MEMORY_VERIFY = "invincat/memory/verify"
 M.MEMORY_SHOW = "invincat/memory/show"
 M.OFFLOAD = "invincat/offload"
+M.STATUS = "invincat/status"
 M.DEBUG_STATUS = "invincat/debug/status"
 
 -- Server → client notifications.
 M.EVENT = "invincat/event"
 M.MEMORY_DID_CHANGE = "invincat/memory/didChange"
+M.STATUS_CHANGED = "invincat/statusChanged"
 
 -- workspace/executeCommand command behind the "accept/reject proposed edit" code actions.
 M.RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval"

@@ -21,10 +21,12 @@ export const MEMORY_LOG = "invincat/memory/log";
 export const MEMORY_REVERT = "invincat/memory/revert";
 export const MEMORY_VERIFY = "invincat/memory/verify";
 export const OFFLOAD = "invincat/offload";
+export const STATUS = "invincat/status";
 
 // Server → client notifications.
 export const EVENT = "invincat/event";
 export const MEMORY_DID_CHANGE = "invincat/memory/didChange";
+export const STATUS_CHANGED = "invincat/statusChanged";
 
 /** workspace/executeCommand command behind the "accept/reject proposed edit" code actions.
  * vscode-languageclient registers it as a VS Code command from the server's

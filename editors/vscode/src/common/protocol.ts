@@ -211,3 +211,19 @@ export interface MemoryDidChangeParams {
   scope: MemoryScope;
   batchId: string;
 }
+
+/** `invincat/status` result and `invincat/statusChanged` params (docs/protocol.md). */
+export type ServerState = "starting" | "ready" | "failed";
+
+export interface StatusTimings {
+  initializeMs: number | null;
+  stackImportMs: number | null;
+  sessionOpenMs: number | null;
+}
+
+export interface ServerStatus {
+  state: ServerState;
+  /** For `failed`: why, and what to do. */
+  message?: string;
+  timings: StatusTimings;
+}
