@@ -65,33 +65,53 @@ def stack_loaded() -> bool:
 # imports whatever replaced it itself, which only costs responsiveness, not correctness.
 _STACK = (
     "aiosqlite",
+    "langchain_openai",
     "langgraph.checkpoint.sqlite.aio",
     "invincat_server.runtime.session",
     "invincat_server.runtime.models",
     "invincat_server.runtime.history",
     "invincat_server.runtime.tools",
+    "invincat_server.runtime.tools.files",
+    "invincat_server.runtime.tools.search",
+    "invincat_server.runtime.tools.shell",
+    "invincat_server.runtime.tools.memory_search",
+    "invincat_server.runtime.tools.web",
     "invincat_server.runtime.agents.approval_middleware",
     "invincat_server.runtime.agents.interaction",
     "invincat_server.runtime.agents.main_agent",
     "invincat_server.runtime.agents.planner",
+    "invincat_server.runtime.agents.memory_guard",
+    "invincat_server.runtime.agents.memory_injection",
     "invincat_server.runtime.context.middleware",
+    "invincat_server.runtime.extensions.registry",
+    "invincat_server.runtime.extensions.mcp",
+    "invincat_server.runtime.extensions.skills",
+    "invincat_server.runtime.extensions.subagents",
+    "invincat_server.runtime.extensions.remote_subagents",
+    "invincat_server.runtime.extensions.web_fetch",
+    "invincat_server.runtime.memory_agent.runner",
+    "invincat_server.runtime.memory_agent.config",
     "invincat_server.runtime.plan_flow",
 )
 
-# What the project-data requests use (step 2): imported with it, so the first
-# `memory/list` does not wait for them behind the stack import's import lock.
+# What the thread list, history and pending approvals use (step 2): imported with it, so
+# those requests do not wait for them behind the stack import's import lock.
 _LIGHT = (
     "invincat_server.runtime.project_data",
     "invincat_server.runtime.records",
     "invincat_server.runtime.checkpoint_reader",
     "invincat_server.runtime.history",
-    "invincat_server.runtime.events",
     "invincat_server.runtime.errors",
+    "invincat_server.runtime.tools.edits",  # approvals' previews (lsp/proposals.py)
+    "ormsgpack",
+)
+
+# The memory service and its views: pydantic models, a few hundred ms on a busy machine.
+# Imported right after step 2 and before the stack, so the memory views come next.
+_MEMORY = (
     "invincat_server.runtime.memory",
     "invincat_server.runtime.memory.service",
     "invincat_server.runtime.memory.views",
-    "invincat_server.runtime.tools.edits",  # approvals' previews (lsp/proposals.py)
-    "ormsgpack",
 )
 
 
@@ -103,15 +123,20 @@ def _import(names: tuple[str, ...]) -> None:
             log.debug("preload skipped %s: %s", name, exc)
 
 
-def _import_stack(stop: threading.Event) -> float:
-    """Import the agent stack so that `Session.open()` finds it all in sys.modules;
-    returns the seconds the import took."""
+def _load_stack(stop: threading.Event, settings: Settings) -> tuple[Any, float]:
+    """Import the agent stack so that `Session.open()` finds it all in sys.modules, and
+    build the chat model (its HTTP clients and TLS context cost a few hundred ms that
+    would otherwise block the event loop); (the model, seconds the import took). Raises
+    ConfigError if the model is not configured."""
     delay = os.environ.get(STACK_DELAY_ENV)
     if delay and stop.wait(float(delay)):
-        return 0.0  # the server is closing: a worker thread must not hold up its exit
+        return None, 0.0  # the server is closing: a worker thread must not hold up its exit
     began = time.perf_counter()
     _import(_STACK)
-    return time.perf_counter() - began
+    elapsed = time.perf_counter() - began
+    from invincat_server.runtime.models import build_chat_model
+
+    return build_chat_model(settings), elapsed
 
 
 def _load_project(folder: Path) -> ProjectData:
@@ -244,6 +269,9 @@ class SessionHost:
         began = self._answered_at or time.perf_counter()
         self._announce()  # `starting`: from here on the client may hear statusChanged
         project = await self._load_project()
+        if project is not None:
+            await asyncio.to_thread(_import, _MEMORY)
+            log.info("memory service loaded")
         session = await self._create(project) if project is not None else None
         if session is None:
             self._set_state("failed")
@@ -276,6 +304,7 @@ class SessionHost:
             project = None
         if project is not None:
             self.project, self.settings, self.root = project, project.settings, project.root
+            log.info("project data open on %s", project.root)
         assert self._project_ready is not None
         self._project_ready.set()
         return project
@@ -285,7 +314,8 @@ class SessionHost:
 
         session: Session | None = None
         try:
-            self.timings["stackImportMs"] = _ms(await asyncio.to_thread(_import_stack, self._stop))
+            model, seconds = await asyncio.to_thread(_load_stack, self._stop, project.settings)
+            self.timings["stackImportMs"] = _ms(seconds)
             from invincat_server.runtime.policy.workspace import Workspace
             from invincat_server.runtime.session import Session
 
@@ -295,6 +325,7 @@ class SessionHost:
                 project.settings,
                 Workspace(project.root),
                 documents=self._ls.documents,
+                model=model,
                 memory=memory,
             )
             return await session.open()

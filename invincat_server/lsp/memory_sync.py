@@ -37,6 +37,7 @@ from invincat_server.lsp.protocol import MEMORY_DID_CHANGE, ErrorCode, MemoryDid
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.memory import JournalRecord, MemoryService
+    from invincat_server.runtime.project_data import ProjectData
 
 log = logging.getLogger("invincat.lsp.memory")
 
@@ -104,6 +105,18 @@ def _store_hash(store: Path) -> str | None:
     return sha256_hex(data) if data is not None else None
 
 
+def _open_service(project: ProjectData) -> MemoryService:
+    """The project's MemoryService, in a worker thread: the first call imports the memory
+    package (pydantic models, hundreds of ms on a busy machine), which must not stall the
+    event loop and every other request with it. The views the handlers use next too."""
+    from invincat_server.runtime.memory import MemoryStoreError, views  # noqa: F401
+
+    try:
+        return project.memory()
+    except MemoryStoreError as exc:
+        raise rpc_error(ErrorCode.MEMORY_UNAVAILABLE, str(exc)) from None
+
+
 def _changes_store(record: JournalRecord) -> bool:
     return not record.rejected and record.hash_before != record.hash_after
 
@@ -122,12 +135,7 @@ class MemorySync:
         as settings are read: it never waits for the agent stack, and it works when the
         model is not configured, so the memory sidebar fills at once."""
         project = await self._ls.host.project_data()
-        from invincat_server.runtime.memory import MemoryStoreError
-
-        try:
-            service = await asyncio.to_thread(project.memory)
-        except MemoryStoreError as exc:
-            raise rpc_error(ErrorCode.MEMORY_UNAVAILABLE, str(exc)) from None
+        service = await asyncio.to_thread(_open_service, project)
         self.start(service)
         return service
 

@@ -53,10 +53,8 @@ class ProjectData:
             return self._memory
 
     async def threads(self, *, all_workspaces: bool = False) -> list[ThreadInfo]:
-        from invincat_server.runtime.records import saved_threads
-
-        workspace = None if all_workspaces else str(self.root)
-        return await saved_threads(self.settings.threads_db, workspace)
+        threads, _ = await self._read(None if all_workspaces else str(self.root))
+        return threads
 
     async def history(self, thread_id: str) -> list[dict[str, Any]] | None:
         """The thread's messages as `Session.history` gives them; None when its checkpoint
@@ -64,36 +62,33 @@ class ProjectData:
         from invincat_server.runtime.checkpoint_reader import latest_messages
         from invincat_server.runtime.history import fields_to_dicts
 
-        if not any(t.thread_id == thread_id for t in await self.threads(all_workspaces=True)):
+        def read() -> tuple[bool, list[dict[str, Any]] | None]:
+            threads, _ = self._read_now(None)
+            if not any(t.thread_id == thread_id for t in threads):
+                return False, None
+            return True, latest_messages(self.settings.threads_db, thread_id)
+
+        known, messages = await asyncio.to_thread(read)
+        if not known:
             raise UnknownThreadError(f"Unknown thread {thread_id!r}.")
-        messages = await asyncio.to_thread(latest_messages, self.settings.threads_db, thread_id)
         return None if messages is None else fields_to_dicts(messages)
 
     async def pending_approvals(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Recorded approvals still waiting for a decision, of `thread_id` or of every
-        thread of this workspace, as `approval_requested` event dicts.
+        thread of this workspace, as `approval_requested` event dicts: the event as it was
+        recorded (`ApprovalRequested.to_json_dict()`; not validated again here, which would
+        import pydantic's event models on the way to the first answer).
 
         Only the approvals table: an interrupt a crashed process checkpointed but never
         recorded is found by `Session.pending_approvals`, which reads the checkpoints."""
-        from invincat_server.runtime.events import ApprovalRequested
+        threads, pending = await self._read(str(self.root))
+        wanted = {thread_id} if thread_id is not None else {t.thread_id for t in threads}
+        return [r.request for r in pending if r.thread_id in wanted]
 
-        if thread_id is None:
-            wanted = {t.thread_id for t in await self.threads()}
-        else:
-            wanted = {thread_id}
-        return [
-            ApprovalRequested.model_validate(r.request).to_json_dict()
-            for r in await self._pending()
-            if r.thread_id in wanted
-        ]
+    async def _read(self, workspace: str | None) -> tuple[list[ThreadInfo], list[ApprovalRecord]]:
+        return await asyncio.to_thread(self._read_now, workspace)
 
-    async def _pending(self) -> list[ApprovalRecord]:
-        from invincat_server.runtime.records import Records
+    def _read_now(self, workspace: str | None) -> tuple[list[ThreadInfo], list[ApprovalRecord]]:
+        from invincat_server.runtime.records import read_saved
 
-        if not self.settings.threads_db.exists():
-            return []
-        records = await Records.open(self.settings.threads_db)
-        try:
-            return await records.pending()
-        finally:
-            await records.close()
+        return read_saved(self.settings.threads_db, workspace)

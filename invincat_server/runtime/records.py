@@ -345,6 +345,43 @@ async def saved_threads(path: Path, workspace: str | None = None) -> list[Thread
         await records.close()
 
 
+def read_saved(
+    path: Path, workspace: str | None = None
+) -> tuple[list[ThreadInfo], list[ApprovalRecord]]:
+    """(threads newest first, only `workspace`'s when given; approvals still pending) in
+    the records file at `path`, in one synchronous read-only pass: for a worker thread of
+    a front end that must answer while the agent stack loads (runtime/project_data.py).
+    One `asyncio.to_thread` hop instead of aiosqlite's hop per statement, which matters
+    while another thread holds the GIL importing. No file or no tables: nothing saved."""
+    if not path.exists():
+        return [], []
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    try:
+        query = "SELECT * FROM invincat_threads"
+        params: tuple[str, ...] = ()
+        if workspace is not None:
+            query += " WHERE workspace = ?"
+            params = (workspace,)
+        threads = [
+            ThreadInfo(*row)
+            for row in conn.execute(query + " ORDER BY updated_at DESC, rowid DESC", params)
+        ]
+        pending = [
+            _record(row)
+            for row in conn.execute(
+                "SELECT approval_id, thread_id, batch_id, request_json, status, decision_json "
+                "FROM invincat_approvals WHERE status = 'pending' ORDER BY rowid"
+            )
+        ]
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return [], []  # created by a process that never recorded a thread
+        raise
+    finally:
+        conn.close()
+    return threads, pending
+
+
 async def prepare_file(conn: aiosqlite.Connection) -> None:
     """Create a new threads file with incremental auto-vacuum, so pages freed by pruning
     can be returned (the mode only takes effect before the first table exists; older

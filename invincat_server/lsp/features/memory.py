@@ -82,10 +82,10 @@ def _announce(ls: InvincatLanguageServer, report: BatchReport) -> dict[str, Any]
 
 @request_handler(MEMORY_LIST)
 async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> MemoryListResult:
+    request = parse_params(MemoryListParams, params, MEMORY_LIST)
+    service = await ls.memory_sync.service()  # imports the memory package off the loop
     from invincat_server.runtime.memory import views
 
-    request = parse_params(MemoryListParams, params, MEMORY_LIST)
-    service = await ls.memory_sync.service()
     result = await _call(
         views.list_view,
         service,
@@ -98,10 +98,10 @@ async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> Memor
 
 @request_handler(MEMORY_SHOW)
 async def invincat_memory_show(ls: InvincatLanguageServer, params: Any) -> MemoryShowResult:
-    from invincat_server.runtime.memory import views
-
     request = parse_params(MemoryShowParams, params, MEMORY_SHOW)
     service = await ls.memory_sync.service()
+    from invincat_server.runtime.memory import views
+
     view = await _call(views.show_view, service, request.id)
     if view is None:
         raise rpc_error(
@@ -125,11 +125,11 @@ async def invincat_memory_apply(ls: InvincatLanguageServer, params: Any) -> dict
 
 @request_handler(MEMORY_LOG)
 async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> MemoryLogResult:
-    from invincat_server.runtime.memory import views
-
     request = parse_params(MemoryLogParams, params, MEMORY_LOG)
     request.check(MEMORY_LOG)
     service = await ls.memory_sync.service()
+    from invincat_server.runtime.memory import views
+
     records = await _call(views.log_view, service, request.scope, request.limit)
     return {"records": records}
 
@@ -143,10 +143,10 @@ async def invincat_memory_revert(ls: InvincatLanguageServer, params: Any) -> dic
 
 @request_handler(MEMORY_VERIFY)
 async def invincat_memory_verify(ls: InvincatLanguageServer, params: Any) -> MemoryVerifyResult:
-    from invincat_server.runtime.memory import views
-
     request = parse_params(MemoryVerifyParams, params, MEMORY_VERIFY)
     service = await ls.memory_sync.service()
+    from invincat_server.runtime.memory import views
+
     report = await _call(
         views.verify_view, service, request.scope, include_archived=request.include_archived
     )
