@@ -28,6 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     chat,
     memory,
     server.onStatus((status) => statusBar.update(status)),
+    server.onSessionStatus((session) => statusBar.updateSession(session)),
     chat.onWorking((working) => statusBar.setWorking(working)),
     ...registerCommands(server, chat),
     vscode.workspace.onDidChangeConfiguration((change) => {

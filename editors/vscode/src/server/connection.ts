@@ -15,8 +15,8 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node";
-import { CLIENT_ID, CLIENT_NAME, EVENT, MEMORY_DID_CHANGE } from "../common/constants";
-import type { EventParams, MemoryDidChangeParams } from "../common/protocol";
+import { CLIENT_ID, CLIENT_NAME, EVENT, MEMORY_DID_CHANGE, STATUS, STATUS_CHANGED } from "../common/constants";
+import type { EventParams, MemoryDidChangeParams, ServerStatus as SessionStatus } from "../common/protocol";
 import type { ServerState } from "../chat/viewState";
 import { readSettings, serverEnv, type Settings } from "./settings";
 
@@ -24,6 +24,14 @@ export interface ServerStatus {
   state: ServerState;
   message?: string;
 }
+
+export type { SessionStatus };
+
+/** What an older server without `invincat/status` is taken to be once it runs. */
+const ASSUMED_READY: SessionStatus = {
+  state: "ready",
+  timings: { initializeMs: null, stackImportMs: null, sessionOpenMs: null },
+};
 
 export class ServerNotRunningError extends Error {
   constructor() {
@@ -37,18 +45,24 @@ export class InvincatConnection implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private statusValue: ServerStatus = { state: "stopped" };
   private starting: Promise<void> | undefined;
+  private sessionValue: SessionStatus | undefined;
 
   private readonly eventEmitter = new vscode.EventEmitter<EventParams>();
   private readonly memoryEmitter = new vscode.EventEmitter<MemoryDidChangeParams>();
   private readonly statusEmitter = new vscode.EventEmitter<ServerStatus>();
   private readonly readyEmitter = new vscode.EventEmitter<void>();
+  private readonly sessionEmitter = new vscode.EventEmitter<SessionStatus | undefined>();
   /** Every `invincat/event` notification. */
   readonly onEvent = this.eventEmitter.event;
   /** `invincat/memory/didChange`. */
   readonly onMemoryDidChange = this.memoryEmitter.event;
   readonly onStatus = this.statusEmitter.event;
-  /** The server is running (fired after each start, restarts included). */
+  /** The server is running (fired after each start, restarts included). Memory, threads
+   * and pending approvals answer from then on; a chat waits for the session. */
   readonly onReady = this.readyEmitter.event;
+  /** The server's own readiness (`invincat/status`, `invincat/statusChanged`): undefined
+   * until known, `starting` while the session opens, then `ready` or `failed`. */
+  readonly onSessionStatus = this.sessionEmitter.event;
 
   constructor() {
     this.output = vscode.window.createOutputChannel(CLIENT_NAME, { log: true });
@@ -57,6 +71,10 @@ export class InvincatConnection implements vscode.Disposable {
 
   get status(): ServerStatus {
     return this.statusValue;
+  }
+
+  get sessionStatus(): SessionStatus | undefined {
+    return this.sessionValue;
   }
 
   start(): Promise<void> {
@@ -104,6 +122,7 @@ export class InvincatConnection implements vscode.Disposable {
     this.memoryEmitter.dispose();
     this.statusEmitter.dispose();
     this.readyEmitter.dispose();
+    this.sessionEmitter.dispose();
     this.output.dispose();
     this.traceOutput.dispose();
   }
@@ -117,6 +136,7 @@ export class InvincatConnection implements vscode.Disposable {
     }
     const client = this.createClient(settings);
     this.client = client;
+    this.setSession(undefined);
     this.setStatus({ state: "starting" });
     this.output.info(`Starting ${settings.command} ${settings.args.join(" ")}`);
     try {
@@ -136,7 +156,34 @@ export class InvincatConnection implements vscode.Disposable {
     }
     if (this.client === client) {
       this.readyEmitter.fire();
+      void this.askSessionStatus(client);
     }
+  }
+
+  /** The readiness now; `invincat/statusChanged` keeps it current afterwards. */
+  private async askSessionStatus(client: LanguageClient): Promise<void> {
+    let status: SessionStatus;
+    try {
+      status = await client.sendRequest<SessionStatus>(STATUS, {});
+    } catch (error) {
+      this.output.info(`invincat/status unavailable (${describe(error)}); assuming the server is ready`);
+      status = ASSUMED_READY;
+    }
+    // A notification that arrived meanwhile is newer than this answer.
+    if (this.client === client && this.sessionValue === undefined) {
+      this.setSession(status);
+    }
+  }
+
+  private setSession(status: SessionStatus | undefined): void {
+    this.sessionValue = status;
+    if (status?.state === "failed") {
+      this.output.error(`The Invincat session could not open: ${status.message ?? "see the log above"}`);
+    } else if (status?.state === "ready" && status.timings.sessionOpenMs !== null) {
+      const t = status.timings;
+      this.output.info(`Session open: initialize ${t.initializeMs} ms, stack import ${t.stackImportMs} ms, session ${t.sessionOpenMs} ms`);
+    }
+    this.sessionEmitter.fire(status);
   }
 
   private createClient(settings: Settings): LanguageClient {
@@ -161,6 +208,11 @@ export class InvincatConnection implements vscode.Disposable {
     const client = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
     client.onNotification(EVENT, (params: EventParams) => this.eventEmitter.fire(params));
     client.onNotification(MEMORY_DID_CHANGE, (params: MemoryDidChangeParams) => this.memoryEmitter.fire(params));
+    client.onNotification(STATUS_CHANGED, (params: SessionStatus) => {
+      if (this.client === client) {
+        this.setSession(params);
+      }
+    });
     client.onDidChangeState((change) => {
       if (this.client !== client) {
         return;

@@ -1,27 +1,19 @@
-/** The status bar item: the server's state; a click offers restart and the logs. */
+/** The status bar item: the server's state; a click offers restart and the logs.
+ *
+ * A running server is "starting…" until its session is open (`invincat/status` says
+ * `ready`): memory and threads already work then, a chat waits. A session that cannot open
+ * (`failed`: e.g. no API key) shows as an error with the server's message. */
 
 import * as vscode from "vscode";
 import { Commands } from "../common/constants";
-import type { ServerStatus } from "./connection";
+import type { ServerStatus, SessionStatus } from "./connection";
+import { READY_IF_UNKNOWN, shownStatus, statusText } from "./statusText";
 
-const LOOK: Record<ServerStatus["state"], { icon: string; text: string }> = {
-  starting: { icon: "$(sync~spin)", text: "starting" },
-  running: { icon: "$(hubot)", text: "ready" },
-  stopped: { icon: "$(debug-stop)", text: "stopped" },
-  error: { icon: "$(error)", text: "error" },
-};
-
-export function statusText(status: ServerStatus, working: boolean): string {
-  if (status.state === "running" && working) {
-    return "$(loading~spin) Invincat: working";
-  }
-  const look = LOOK[status.state];
-  return `${look.icon} Invincat: ${look.text}`;
-}
 
 export class ServerStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("invincat.status", vscode.StatusBarAlignment.Left, 0);
   private status: ServerStatus = { state: "stopped" };
+  private session: SessionStatus | undefined;
   private working = false;
 
   constructor() {
@@ -36,6 +28,11 @@ export class ServerStatusBar implements vscode.Disposable {
     this.render();
   }
 
+  updateSession(session: SessionStatus | undefined): void {
+    this.session = session;
+    this.render();
+  }
+
   setWorking(working: boolean): void {
     this.working = working;
     this.render();
@@ -46,11 +43,13 @@ export class ServerStatusBar implements vscode.Disposable {
   }
 
   private render(): void {
-    this.item.text = statusText(this.status, this.working);
-    this.item.tooltip = this.status.message
-      ? `Invincat server: ${this.status.state} — ${this.status.message}\nClick for the server output.`
-      : `Invincat server: ${this.status.state}. Click for the server output.`;
+    // Unknown session (just started, answer not in yet) counts as starting, honestly.
+    const shown = shownStatus(this.status, this.session);
+    this.item.text = statusText(shown, this.working, READY_IF_UNKNOWN);
+    this.item.tooltip = shown.message
+      ? `Invincat server: ${shown.state} — ${shown.message}\nClick for the server output.`
+      : `Invincat server: ${shown.state}. Click for the server output.`;
     this.item.backgroundColor =
-      this.status.state === "error" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
+      shown.state === "error" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
   }
 }
