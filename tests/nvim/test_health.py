@@ -15,6 +15,10 @@ def test_checkhealth_reports_the_server_its_version_and_the_model(
     assert "OK server found: " in report and "/invincat" in report
     assert "OK version: invincat 0.1.0" in report
     assert "OK model configured: fake-model (the server opened its session)" in report
+    # The server's own readiness and start-up timings (invincat/status), every step done.
+    [line] = [ln for ln in report.splitlines() if "server state:" in ln]
+    assert "server state: ready; start-up: initialize " in line and " - " not in line, line
+    assert "stack import " in line and "session open " in line
     assert fake_openai.chat_requests() == []  # checking costs no model call
 
 
@@ -31,3 +35,4 @@ def test_checkhealth_without_a_model_configuration_names_what_to_set(nvim: RunNv
     report = nvim("health", unset=("OPENAI_API_KEY",))["report"]
     assert "OK version: invincat 0.1.0" in report
     assert "ERROR model not configured: OPENAI_API_KEY is not set" in report
+    assert "server state: failed; start-up: initialize " in report
