@@ -9,8 +9,18 @@
 3. Per streamed chunk: fake server writes the chunk → the client has its `invincat/event`,
    median / p90; next to the same chunk path through a bare `ChatOpenAI.astream` in this
    process (HTTP + SDK only), so the difference is what the agent graph and LSP add.
+4. Start-up (issue 15): on a workspace with saved data (a thread with a tool call, a
+   pending approval, memory entries), `invincat/memory/list`, `threads/list`,
+   `threads/history` and `pendingApprovals` sent right after `initialize` is answered:
+   time from that answer to each answer, p50 / p95 over fresh servers, against the bare
+   pygls server's answer to a trivial request (`shutdown`) sent the same way. Then spawn →
+   first `message_delta` of a chat sent right after `initialized`, against the bare
+   server's spawn → `initialize` and against `python -c "import langchain_openai"`.
 
-Run: .venv/bin/python bench/bench_lsp.py [--runs N] [--requests N]
+Run: .venv/bin/python bench/bench_lsp.py [--runs N] [--requests N] [--server CMD]
+(`--server` runs another build, e.g. an older checkout:
+`--server "env PYTHONPATH=/tmp/old .venv/bin/python -m invincat_server.cli"`; the
+streaming part 2-3 always runs `invincat` of this checkout.)
 """
 
 from __future__ import annotations
@@ -19,7 +29,9 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,10 +101,10 @@ async def time_initialize(cmd: list[str], env: dict[str, str], cwd: Path) -> flo
     return elapsed
 
 
-async def bench_initialize(runs: int, env: dict[str, str], cwd: Path) -> None:
+async def bench_initialize(cmd: list[str], runs: int, env: dict[str, str], cwd: Path) -> None:
     ours, floor = [], []
     for _ in range(runs):  # interleaved, so machine noise hits both alike
-        ours.append(await time_initialize([INVINCAT, "--stdio"], env, cwd))
+        ours.append(await time_initialize(cmd, env, cwd))
         floor.append(await time_initialize(MINIMAL, env, cwd))
     mine, base = statistics.median(ours), statistics.median(floor)
     print(f"spawn → initialize answered (median of {runs})")
@@ -241,11 +253,202 @@ async def bench_bare_stream(server: FakeOpenAIServer) -> None:
     print(row("bare ChatOpenAI.astream", gaps, 90))
 
 
+# --------------------------------------------------------------------------- 4. start-up
+
+
+class RawServer:
+    """A spawned server spoken to in raw frames: nothing but the pipes between the clock
+    and the process."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.answers: dict[int, tuple[float, dict[str, Any]]] = {}
+        self.first_delta: float | None = None
+        self._next = 1
+
+    @classmethod
+    async def spawn(cls, cmd: list[str], env: dict[str, str], cwd: Path) -> RawServer:
+        proc = await asyncio.create_subprocess_exec(
+            *cmd,
+            env=env,
+            cwd=str(cwd),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        return cls(proc)
+
+    def send(self, method: str, params: Any, *, notify: bool = False) -> int:
+        assert self.proc.stdin is not None
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        msg_id = 0
+        if not notify:
+            msg_id, self._next = self._next, self._next + 1
+            message["id"] = msg_id
+        self.proc.stdin.write(frame(message))
+        return msg_id
+
+    async def until(self, done: Any) -> None:
+        """Read frames (recording answers and the first message_delta) until `done()`."""
+        assert self.proc.stdout is not None
+        while not done():
+            message = await read_frame(self.proc.stdout)
+            now = time.perf_counter()
+            if "id" in message and "method" not in message:
+                self.answers[message["id"]] = (now, message)
+            elif message.get("method") == "invincat/event" and self.first_delta is None:
+                if message["params"]["event"]["type"] == "message_delta":
+                    self.first_delta = now
+
+    async def initialize(self, cwd: Path) -> float:
+        params = {"processId": os.getpid(), "rootUri": cwd.as_uri(), "capabilities": {}}
+        msg_id = self.send("initialize", params)
+        await self.until(lambda: msg_id in self.answers)
+        return self.answers[msg_id][0]
+
+    async def kill(self) -> None:
+        self.proc.kill()
+        await self.proc.wait()
+
+
+STARTUP_REQUESTS = ("memory/list", "threads/list", "threads/history", "pendingApprovals")
+
+
+async def seed_workspace(server: FakeOpenAIServer, env: dict[str, str], workspace: Path) -> str:
+    """A finished thread with a tool call, a pending approval and memory entries; the
+    finished thread's id."""
+    (workspace / "notes.txt").write_text("alpha\n")
+    edit = {"path": "notes.txt", "old_string": "alpha", "new_string": "beta"}
+    server.add_steps(
+        [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+            {"content": "The notes say alpha."},
+            {"tool_calls": [{"name": "edit_file", "arguments": edit}]},
+        ]
+    )
+    client = await start_client(env, workspace, "visual-studio-code")
+    try:
+        done = await client.chat("what do the notes say?", wait=True)
+        await client.chat("change alpha to beta")
+        await client.wait_event("approval_requested")
+        operations = [
+            {
+                "op": "create",
+                "scope": "project",
+                "section": "Bench",
+                "content": f"Fact number {i} about this project",
+                "confidence": "high",
+                "score": 80,
+                "score_reason": "bench",
+            }
+            for i in range(20)
+        ]
+        await client.request(
+            "invincat/memory/apply", {"scope": "project", "operations": operations}
+        )
+        return str(done["threadId"])
+    finally:
+        await stop_client(client)
+
+
+async def startup_answers(
+    cmd: list[str], env: dict[str, str], cwd: Path, thread_id: str
+) -> dict[str, float]:
+    """Seconds from `initialize` answered to each project-data answer, one fresh server."""
+    raw = await RawServer.spawn(cmd, env, cwd)
+    try:
+        answered = await raw.initialize(cwd)
+        raw.send("initialized", {}, notify=True)
+        ids = {
+            raw.send("invincat/memory/list", {}): "memory/list",
+            raw.send("invincat/threads/list", {}): "threads/list",
+            raw.send("invincat/threads/history", {"threadId": thread_id}): "threads/history",
+            raw.send("invincat/pendingApprovals", {}): "pendingApprovals",
+        }
+        await raw.until(lambda: all(i in raw.answers for i in ids))
+        for msg_id in ids:
+            assert "result" in raw.answers[msg_id][1], raw.answers[msg_id][1]
+        return {name: raw.answers[msg_id][0] - answered for msg_id, name in ids.items()}
+    finally:
+        await raw.kill()
+
+
+async def trivial_answer(env: dict[str, str], cwd: Path) -> float:
+    """The bare pygls server: `initialize` answered → its answer to `shutdown`."""
+    raw = await RawServer.spawn(MINIMAL, env, cwd)
+    try:
+        answered = await raw.initialize(cwd)
+        raw.send("initialized", {}, notify=True)
+        msg_id = raw.send("shutdown", None)
+        await raw.until(lambda: msg_id in raw.answers)
+        return raw.answers[msg_id][0] - answered
+    finally:
+        await raw.kill()
+
+
+async def first_delta(
+    cmd: list[str], server: FakeOpenAIServer, env: dict[str, str], cwd: Path
+) -> float:
+    """Seconds from spawn to the first `message_delta` of a chat sent at once."""
+    server.add_steps([{"match": {"last_user_contains": "first"}, "content": "Hello there."}])
+    start = time.perf_counter()
+    raw = await RawServer.spawn(cmd, env, cwd)
+    try:
+        await raw.initialize(cwd)
+        raw.send("initialized", {}, notify=True)
+        raw.send("invincat/chat", {"prompt": "first chat"})
+        await raw.until(lambda: raw.first_delta is not None)
+        assert raw.first_delta is not None
+        return raw.first_delta - start
+    finally:
+        await raw.kill()
+
+
+def import_langchain_openai(env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import langchain_openai"], env=env, check=True)
+    return time.perf_counter() - start
+
+
+async def bench_startup(
+    cmd: list[str], runs: int, server: FakeOpenAIServer, env: dict[str, str], workspace: Path
+) -> None:
+    thread_id = await seed_workspace(server, env, workspace)
+    answers: dict[str, list[float]] = {name: [] for name in STARTUP_REQUESTS}
+    trivial: list[float] = []
+    for _ in range(runs):  # interleaved, so machine noise hits both alike
+        for name, seconds in (await startup_answers(cmd, env, workspace, thread_id)).items():
+            answers[name].append(seconds)
+        trivial.append(await trivial_answer(env, workspace))
+    base = statistics.median(trivial)
+    print(f"initialize answered → answer, requests sent at once (fresh server each, {runs} runs)")
+    print(row("bare pygls: shutdown", trivial, 95))
+    for name in STARTUP_REQUESTS:
+        ratio = f"   {statistics.median(answers[name]) / base:6.1f}x   (target p95 ≤ 150 ms)"
+        print(row(f"invincat/{name}", answers[name], 95, ratio))
+
+    deltas, inits, imports = [], [], []
+    for _ in range(runs):
+        deltas.append(await first_delta(cmd, server, env, workspace))
+        inits.append(await time_initialize(MINIMAL, env, workspace))
+        imports.append(import_langchain_openai(env))
+    delta, init, imp = (statistics.median(v) for v in (deltas, inits, imports))
+    print(f"spawn → first message_delta of a first chat (median of {runs})")
+    print(f"  invincat --stdio                  {delta * 1000:7.1f} ms   (target ≤ 2000 ms)")
+    print(f"  bare pygls spawn → initialize     {init * 1000:7.1f} ms   ratio {delta / init:5.2f}x")
+    print(f"  python -c 'import langchain_openai' {imp * 1000:5.1f} ms   ratio {delta / imp:5.2f}x")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15, help="initialize runs per server")
     parser.add_argument("--requests", type=int, default=200, help="requests per method")
+    parser.add_argument("--server", help="command that runs the server (default: invincat)")
+    parser.add_argument(
+        "--only", choices=("initialize", "streaming", "startup"), help="run one part only"
+    )
     args = parser.parse_args()
+    cmd = shlex.split(args.server) if args.server else [INVINCAT]
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer() as server:
         home, user_home, workspace = (Path(tmp) / name for name in ("home", "user", "project"))
         for directory in (home, user_home, workspace / ".git"):
@@ -256,10 +459,15 @@ async def main() -> None:
             env.pop(name, None)
         env.update(overrides)
         env["INVINCAT_LOG_LEVEL"] = "WARNING"
-        await bench_initialize(args.runs, env, workspace)
-        print()
-        await bench_streaming(server, env, workspace, args.requests)
-        await bench_bare_stream(server)
+        if args.only in (None, "initialize"):
+            await bench_initialize([*cmd, "--stdio"], args.runs, env, workspace)
+            print()
+        if args.only in (None, "streaming"):
+            await bench_streaming(server, env, workspace, args.requests)
+            await bench_bare_stream(server)
+            print()
+        if args.only in (None, "startup"):
+            await bench_startup([*cmd, "--stdio"], args.runs, server, env, workspace)
 
 
 if __name__ == "__main__":
