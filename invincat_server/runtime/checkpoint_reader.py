@@ -56,7 +56,7 @@ def _latest_row(db: Path, thread_key: str) -> tuple[str, bytes] | None:
         return None
     # Read-only, its own short-lived connection: the session (or another process) may
     # be writing; WAL lets this read a consistent snapshot meanwhile.
-    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     try:
         row = conn.execute(
             "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
