@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from invincat_server.runtime.editor_context import CONTEXT_KEY, PROMPT_KEY
 from invincat_server.runtime.tool_outcome import outcome
 from invincat_server.runtime.tool_summary import call_summary, result_summary
 
@@ -62,6 +61,10 @@ def user_item(text: str, extra: Mapping[str, Any] | None) -> dict[str, Any]:
     """A user message for history. One sent with editor context or @mentions shows what
     the user typed and short labels of what was attached (`extra` is the message's
     `additional_kwargs`); the `<editor_context>` block itself only went to the model."""
+    # Imported here: editor_context pulls in the memory package (redaction), which the
+    # light history reader must not load on the event loop.
+    from invincat_server.runtime.editor_context import CONTEXT_KEY, PROMPT_KEY
+
     extra = extra or {}
     prompt = extra.get(PROMPT_KEY)
     if not isinstance(prompt, str):
