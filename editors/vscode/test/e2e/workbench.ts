@@ -67,23 +67,15 @@ export async function waitForEditorText(page: Page, needle: string, ms = 30_000)
   );
 }
 
-/** Make the sidebar wider and the panel taller by dragging their sashes, so the chat
- * panel and the memory tree are readable in screenshots. */
+/** Make the side bar (the Invincat container: chat above, memory below) wider by dragging
+ * its sash, so the chat and the memory tree are readable in screenshots. */
 export async function arrangeLayout(page: Page): Promise<void> {
-  const panel = await page.locator(".part.panel").boundingBox();
-  if (panel) {
-    const x = panel.x + panel.width / 2;
-    await page.mouse.move(x, panel.y - 1);
-    await page.mouse.down();
-    await page.mouse.move(x, panel.y - 180, { steps: 5 });
-    await page.mouse.up();
-  }
   const sidebar = await page.locator(".part.sidebar").boundingBox();
   if (sidebar) {
     const y = sidebar.y + sidebar.height / 2;
     await page.mouse.move(sidebar.x + sidebar.width + 1, y);
     await page.mouse.down();
-    await page.mouse.move(sidebar.x + sidebar.width + 160, y, { steps: 5 });
+    await page.mouse.move(sidebar.x + sidebar.width + 260, y, { steps: 5 });
     await page.mouse.up();
   }
 }
