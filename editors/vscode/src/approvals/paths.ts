@@ -33,3 +33,25 @@ export function resolveApprovalPath(
   }
   return path.join(projectRoot(folder, exists), file);
 }
+
+/**
+ * A file named in an answer (`src/app.py`, `./x.ts`, an absolute path), as an existing file
+ * inside the workspace folder or its project root; undefined for anything else, so a link
+ * in an answer can never open a file outside the project (`../../.ssh/id_rsa`, `/etc/x`).
+ */
+export function resolveAnswerPath(
+  file: string,
+  folder: string | undefined,
+  exists: (p: string) => boolean,
+): string | undefined {
+  if (!folder || file.startsWith("~")) {
+    return undefined;
+  }
+  const root = projectRoot(folder, exists);
+  const inside = (candidate: string) => [folder, root].some((base) => {
+    const rel = path.relative(path.resolve(base), candidate);
+    return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+  });
+  const candidates = path.isAbsolute(file) ? [path.resolve(file)] : [path.resolve(folder, file), path.resolve(root, file)];
+  return candidates.find((candidate) => inside(candidate) && exists(candidate));
+}

@@ -25,7 +25,7 @@ import type {
 } from "../common/protocol";
 import { DecisionError, resolveParams } from "../approvals/decisions";
 import type { ProposedContent } from "../approvals/diffView";
-import { resolveApprovalPath } from "../approvals/paths";
+import { resolveAnswerPath, resolveApprovalPath } from "../approvals/paths";
 import { describe, type InvincatConnection } from "../server/connection";
 import { chatHtml } from "./html";
 import { ChatModel } from "./model";
@@ -190,6 +190,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case "openFile":
         await this.openFile(message.path);
         break;
+      case "openWorkspaceFile":
+        await this.openWorkspaceFile(message.path, message.line);
+        break;
       default:
         break;
     }
@@ -281,6 +284,36 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     if (resolved && fs.existsSync(resolved)) {
       await vscode.window.showTextDocument(vscode.Uri.file(resolved), { preview: false });
     }
+  }
+
+  /** A file an answer names: a workspace file by its path, else the only workspace file with
+   * that name (answers often say `app.py` for `src/app.py`); nothing outside the workspace. */
+  private async openWorkspaceFile(file: string, line: number | undefined): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const isFile = (p: string) => {
+      try {
+        return fs.statSync(p).isFile();
+      } catch {
+        return false;
+      }
+    };
+    let uri: vscode.Uri | undefined;
+    const resolved = resolveAnswerPath(file, folder, isFile);
+    if (resolved) {
+      uri = vscode.Uri.file(resolved);
+    } else if (folder && !file.includes("/") && !file.includes("\\")) {
+      const matches = await vscode.workspace.findFiles(new vscode.RelativePattern(folder, `**/${file}`), undefined, 2);
+      uri = matches.length === 1 ? matches[0] : undefined;
+    }
+    if (!uri) {
+      void vscode.window.showInformationMessage(`Invincat: no file “${file}” in this workspace.`);
+      return;
+    }
+    const position = line !== undefined ? new vscode.Position(Math.max(0, line - 1), 0) : undefined;
+    await vscode.window.showTextDocument(uri, {
+      preview: false,
+      ...(position ? { selection: new vscode.Range(position, position) } : {}),
+    });
   }
 
   private schedulePost(): void {

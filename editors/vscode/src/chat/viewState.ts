@@ -95,4 +95,6 @@ export type WebviewMessage =
   | { type: "setPlanMode"; on: boolean }
   | { type: "resolve"; action: DecisionAction }
   | { type: "showDiff"; approvalId: string }
-  | { type: "openFile"; path: string };
+  | { type: "openFile"; path: string }
+  /** A file named in an answer (untrusted text): opened only if it is in the workspace. */
+  | { type: "openWorkspaceFile"; path: string; line?: number };

@@ -204,3 +204,21 @@ test("summaries and labels", () => {
   assert.equal(contextUsageLabel(500, 1000), "500 / 1.0k tokens (50%)");
   assert.equal(escapeHtml(`"'<>&`), "&quot;&#39;&lt;&gt;&amp;");
 });
+
+test("file names in answers are never web links; workspace paths become open-file links", () => {
+  const html = renderMarkdown("Edit app.py, then README.md and src/main.rs:12. See `lib/util.ts` and https://example.com/x.");
+  assert.ok(!html.includes("http://app.py"), html);
+  assert.ok(!/href="http:\/\/(README\.md|main\.rs|src)/.test(html), html);
+  assert.match(html, /<a href="#" class="file-link" data-action="openWorkspaceFile" data-path="app\.py">app\.py<\/a>/);
+  assert.match(html, /data-path="README\.md">README\.md</);
+  assert.match(html, /data-path="src\/main\.rs" data-line="12">src\/main\.rs:12</);
+  assert.match(html, /data-path="lib\/util\.ts"><code>lib\/util\.ts<\/code><\/a>/);
+  assert.match(html, /<a href="https:\/\/example\.com\/x">/, "real URLs stay links");
+});
+
+test("words that are not files stay words, and a URL's host is not a file", () => {
+  const html = renderMarkdown("Node.js, e.g. version 1.2, mail me@example.com, or www-ish example.com and api.example.org");
+  assert.ok(!html.includes("file-link"), html);
+  assert.ok(!html.includes('href="http://example.com"'), html);
+  assert.ok(!html.includes("mailto:"), html);
+});

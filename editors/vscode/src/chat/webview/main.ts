@@ -153,6 +153,13 @@ document.addEventListener("click", (event) => {
         post({ type: "openFile", path: target.dataset.path });
       }
       break;
+    case "openWorkspaceFile":
+      event.preventDefault();
+      if (target.dataset.path) {
+        const line = Number(target.dataset.line);
+        post({ type: "openWorkspaceFile", path: target.dataset.path, ...(line > 0 ? { line } : {}) });
+      }
+      break;
     case "pickOption": {
       const card = cardOf(target);
       const input = card?.querySelector<HTMLInputElement>(`.answer[data-index="${target.dataset.index ?? ""}"]`);

@@ -6,12 +6,87 @@
  */
 
 import MarkdownIt from "markdown-it";
+import type Token from "markdown-it/lib/token.mjs";
 import type { ApprovalRequested, ThreadInfo, TodoItem } from "../../common/protocol";
 import { alwaysButtonLabel, hasDiff } from "../../approvals/decisions";
 import { contextUsageLabel, decisionLabel } from "../summaries";
+import { fileReference, splitFileReferences, type FileReference } from "./workspacePaths";
 import type { ApprovalEntry, ChatViewState, Entry, ToolEntry } from "../viewState";
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+// Only real URLs (with a scheme, or www.) become web links: with fuzzy links on, linkify
+// turned file names into sites (`app.py` → http://app.py, `README.md`, `main.rs`).
+markdown.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false });
+
+/** Attributes of a link that asks the extension host to open a workspace file. */
+function fileLinkAttrs(file: FileReference): [string, string][] {
+  const attrs: [string, string][] = [
+    ["href", "#"],
+    ["class", "file-link"],
+    ["data-action", "openWorkspaceFile"],
+    ["data-path", file.path],
+  ];
+  if (file.line !== undefined) {
+    attrs.push(["data-line", String(file.line)]);
+  }
+  return attrs;
+}
+
+// File names in prose become links that open the file (the host checks it is in the
+// workspace). Text already inside a link is left alone.
+markdown.core.ruler.after("linkify", "workspace_paths", (state) => {
+  for (const block of state.tokens) {
+    if (block.type !== "inline" || !block.children) {
+      continue;
+    }
+    const out: Token[] = [];
+    let inLink = 0;
+    for (const token of block.children) {
+      if (token.type === "link_open") {
+        inLink++;
+      } else if (token.type === "link_close") {
+        inLink--;
+      }
+      if (token.type !== "text" || inLink > 0) {
+        out.push(token);
+        continue;
+      }
+      const pieces = splitFileReferences(token.content);
+      if (pieces.length === 1 && !pieces[0].file) {
+        out.push(token);
+        continue;
+      }
+      for (const piece of pieces) {
+        if (piece.file) {
+          const open = new state.Token("link_open", "a", 1);
+          open.attrs = fileLinkAttrs(piece.file);
+          const text = new state.Token("text", "", 0);
+          text.content = piece.text;
+          out.push(open, text, new state.Token("link_close", "a", -1));
+        } else {
+          const text = new state.Token("text", "", 0);
+          text.content = piece.text;
+          out.push(text);
+        }
+      }
+    }
+    block.children = out;
+  }
+});
+
+// A code span that is a path (`src/app.py:12`) opens the file too.
+markdown.renderer.rules.code_inline = (tokens, idx) => {
+  const content = tokens[idx].content;
+  const code = `<code>${escapeHtml(content)}</code>`;
+  const file = fileReference(content);
+  if (!file) {
+    return code;
+  }
+  const attrs = fileLinkAttrs(file)
+    .map(([name, value]) => ` ${name}="${escapeAttr(value)}"`)
+    .join("");
+  return `<a${attrs}>${code}</a>`;
+};
 
 // Fenced code gets a header with its language and a copy button.
 markdown.renderer.rules.fence = (tokens, idx) => {
