@@ -39,6 +39,17 @@ export function decisionLabel(decision: string): string {
   return labels[decision] ?? decision;
 }
 
+/** How a decided card reads: approved (green ✓), rejected (red ✗), or neither. */
+export function decisionTone(decision: string): { tone: "approved" | "rejected" | "neutral"; icon: string } {
+  if (decision.startsWith("approve") || decision === "edit" || decision === "answer") {
+    return { tone: "approved", icon: "✓" };
+  }
+  if (decision === "reject") {
+    return { tone: "rejected", icon: "✗" };
+  }
+  return { tone: "neutral", icon: decision === "refine" ? "↻" : "–" };
+}
+
 /** Text of a history message's `content`, which may be a string or a list of parts. */
 export function messageText(content: unknown): string {
   if (typeof content === "string") {

@@ -91,6 +91,15 @@ test("a decided card shows the outcome and no buttons", () => {
   assert.ok(!html.includes("<button"));
 });
 
+test("a rejected card reads as a rejection (red ✗), never as a green tick", () => {
+  const html = renderApproval({ ...edit, state: "resolved", decision: "reject" });
+  assert.match(html, /<div class="outcome outcome-rejected"><span class="outcome-icon">✗<\/span> Rejected/);
+  assert.ok(!html.includes("✓"), html);
+  assert.match(renderApproval({ ...edit, state: "resolved", decision: "approve" }), /outcome-approved"><span class="outcome-icon">✓<\/span> Approved/);
+  assert.match(renderApproval({ ...edit, state: "closed", decision: "turn ended" }), /outcome-neutral/);
+  assert.match(renderApproval({ ...edit, state: "resolved", decision: "refine" }), /outcome-neutral/);
+});
+
 test("buttons are disabled while a decision is on its way", () => {
   assert.match(renderApproval({ ...edit, busy: true }), /data-action="approve" data-approval="ap_1" disabled/);
 });

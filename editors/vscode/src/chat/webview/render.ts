@@ -9,7 +9,7 @@ import MarkdownIt from "markdown-it";
 import type Token from "markdown-it/lib/token.mjs";
 import type { ApprovalRequested, ThreadInfo, TodoItem } from "../../common/protocol";
 import { alwaysButtonLabel, hasDiff } from "../../approvals/decisions";
-import { contextUsageLabel, decisionLabel } from "../summaries";
+import { contextUsageLabel, decisionLabel, decisionTone } from "../summaries";
 import { fileReference, splitFileReferences, type FileReference } from "./workspacePaths";
 import type { ApprovalEntry, ChatViewState, Entry, ToolEntry } from "../viewState";
 
@@ -267,12 +267,17 @@ function approvalActions(entry: ApprovalEntry): string {
 
 export function renderApproval(entry: ApprovalEntry): string {
   const request = entry.request;
-  const outcome =
-    entry.state === "pending"
-      ? ""
-      : `<div class="outcome">${escapeHtml(entry.state === "closed" ? `Closed: ${entry.decision ?? ""}` : decisionLabel(entry.decision ?? ""))}` +
-        (entry.remembered ? ` — ${escapeHtml(entry.remembered)}` : "") +
-        `</div>`;
+  let outcome = "";
+  if (entry.state !== "pending") {
+    // The mark comes from the decision, not the card's state: a rejection is decided
+    // ("resolved") but must never read as a green tick.
+    const { tone, icon } = entry.state === "closed" ? { tone: "neutral", icon: "–" } : decisionTone(entry.decision ?? "");
+    const label = entry.state === "closed" ? `Closed: ${entry.decision ?? ""}` : decisionLabel(entry.decision ?? "");
+    outcome =
+      `<div class="outcome outcome-${tone}"><span class="outcome-icon">${icon}</span> ${escapeHtml(label)}` +
+      (entry.remembered ? ` — ${escapeHtml(entry.remembered)}` : "") +
+      `</div>`;
+  }
   const note = entry.note ? `<div class="note">${escapeHtml(entry.note)}</div>` : "";
   const path =
     request.path && request.kind === "tool"
