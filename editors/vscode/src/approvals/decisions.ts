@@ -67,7 +67,13 @@ export function hasDiff(request: ApprovalRequested): boolean {
   );
 }
 
-/** The label of the approve-always button of one scope, e.g. "Always (workspace)". */
+/** The label of the approve-always button of one scope (its rule is in the tooltip). */
 export function alwaysButtonLabel(scope: string): string {
-  return scope === "workspace" ? "Approve always (workspace)" : "Approve always (session)";
+  return scope === "workspace" ? "Always in project" : "Always this session";
+}
+
+/** An always-option's rule without the absolute project path the server puts in it
+ * ("… in /home/me/project, remembered across sessions" → "… in this project, …"). */
+export function alwaysRuleText(label: string): string {
+  return label.replace(/ in (?:\/|[A-Za-z]:[\\/]|~\/)\S.*?, remembered/, " in this project, remembered");
 }

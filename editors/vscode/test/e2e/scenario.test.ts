@@ -178,7 +178,10 @@ test("VS Code extension end to end", { timeout: 360_000 }, async (t) => {
     assert.match(await card.locator(".card-title").innerText(), /Edit file notes\.txt/);
     await card.locator(".diff-add", { hasText: "+brave new world" }).waitFor();
     assert.ok(await card.locator('[data-action="approve_always"][data-scope="session"]').count(), "approve always (session) is offered");
-    assert.match(await card.innerText(), /for the rest of this session/);
+    assert.match((await card.locator('[data-action="approve_always"][data-scope="session"]').getAttribute("title")) ?? "", /for the rest of this session/);
+    // Compact: the title and the diff are in view, not only the buttons.
+    await card.locator(".card-title").scrollIntoViewIfNeeded();
+    assert.ok(await card.locator(".card-title").isVisible() && await card.locator(".diff").isVisible());
     await session.screenshot("approval-card");
 
     await card.locator('[data-action="showDiff"]').click();

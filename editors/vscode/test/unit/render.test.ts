@@ -68,11 +68,21 @@ test("a pending edit card offers approve, approve always per scope with its labe
   assert.match(html, /data-action="approve" data-approval="ap_1"/);
   assert.match(html, /data-action="approve_always" data-approval="ap_1" data-scope="session"/);
   assert.match(html, /data-scope="workspace"/);
-  assert.match(html, /Allow all file writes and edits for the rest of this session/);
+  assert.match(html, /title="Allow all file writes and edits for the rest of this session"/);
   assert.match(html, /class="reject-message"/);
   assert.match(html, /data-action="showDiff"/);
   assert.match(html, /<span class="diff-add">\+mode = fast<\/span>/);
   assert.match(html, /<span class="diff-del">-mode = slow<\/span>/);
+});
+
+test("a pending edit card is compact: title and relative path on one line, controls in two rows, no absolute path", () => {
+  const html = renderApproval(edit);
+  assert.match(html, /<div class="card-header"><div class="card-title">Approval needed: Edit file config.ini<\/div><a class="card-path"[^>]*data-path="config.ini"/);
+  const controlRows = html.match(/<div class="(actions|reject-row|refine-row|always)"/g) ?? [];
+  assert.equal(controlRows.length, 2, html);
+  assert.ok(!html.includes("/p,"), "the workspace rule does not repeat the absolute project path");
+  assert.match(html, /title="Allow all file writes and edits in this project, remembered"/);
+  assert.ok(html.indexOf("card-body") < html.indexOf('data-action="approve"'), "the diff comes before the buttons");
 });
 
 test("a command approval shows the command and has no diff button", () => {

@@ -66,12 +66,16 @@ function render(state: ChatViewState): void {
 
   const seen = new Set<string>();
   let previous: HTMLElement | null = null;
+  let newApproval: HTMLElement | undefined;
   for (const entry of state.entries) {
     seen.add(entry.id);
     let slot = rendered.get(entry.id);
     if (!slot || slot.rev !== entry.rev) {
       const element = elementFrom(renderEntry(entry));
       element.dataset.entry = entry.id;
+      if (!slot && entry.kind === "approval" && entry.state === "pending") {
+        newApproval = element;
+      }
       if (slot) {
         slot.element.replaceWith(element);
       }
@@ -90,7 +94,10 @@ function render(state: ChatViewState): void {
       rendered.delete(id);
     }
   }
-  if (stick) {
+  if (newApproval && newApproval.offsetHeight > transcript.clientHeight) {
+    // Taller than the view: show its title and diff, not only its buttons.
+    transcript.scrollTop = newApproval.offsetTop - transcript.offsetTop;
+  } else if (stick || newApproval) {
     transcript.scrollTop = transcript.scrollHeight;
   }
 }

@@ -8,7 +8,7 @@
 import MarkdownIt from "markdown-it";
 import type Token from "markdown-it/lib/token.mjs";
 import type { ApprovalRequested, ThreadInfo, TodoItem } from "../../common/protocol";
-import { alwaysButtonLabel, hasDiff } from "../../approvals/decisions";
+import { alwaysButtonLabel, alwaysRuleText, hasDiff } from "../../approvals/decisions";
 import { contextUsageLabel, decisionLabel, decisionTone } from "../summaries";
 import { fileReference, splitFileReferences, type FileReference } from "./workspacePaths";
 import type { ApprovalEntry, ChatViewState, Entry, ToolEntry } from "../viewState";
@@ -185,11 +185,12 @@ export function renderTodoList(todos: TodoItem[]): string {
   return `<ol class="todo-list">${items.join("")}</ol>`;
 }
 
-function button(label: string, attrs: Record<string, string>, cls = "", disabled = false): string {
+function button(label: string, attrs: Record<string, string>, cls = "", disabled = false, tooltip = ""): string {
   const data = Object.entries(attrs)
     .map(([key, value]) => ` data-${key}="${escapeAttr(value)}"`)
     .join("");
-  return `<button class="${cls}"${data}${disabled ? " disabled" : ""}>${escapeHtml(label)}</button>`;
+  const title = tooltip ? ` title="${escapeAttr(tooltip)}" aria-label="${escapeAttr(`${label}: ${tooltip}`)}"` : "";
+  return `<button class="${cls}"${data}${title}${disabled ? " disabled" : ""}>${escapeHtml(label)}</button>`;
 }
 
 function approvalTitle(request: ApprovalRequested, pending: boolean): string {
@@ -249,17 +250,16 @@ function approvalActions(entry: ApprovalEntry): string {
       `${button("Dismiss", { action: "reject", approval: id }, "secondary", busy)}</div>`
     );
   }
+  // Two rows at most, so the title and the diff stay in view: the decisions, then the
+  // rejection with its optional message. Each "always" rule is the button's tooltip.
   const always = (request.always_options ?? [])
-    .map(
-      (option) =>
-        `<div class="always">${button(alwaysButtonLabel(option.scope), { action: "approve_always", approval: id, scope: option.scope }, "secondary", busy)}` +
-        `<span class="scope-label">${escapeHtml(option.label)}</span></div>`,
+    .map((option) =>
+      button(alwaysButtonLabel(option.scope), { action: "approve_always", approval: id, scope: option.scope }, "secondary", busy, alwaysRuleText(option.label)),
     )
     .join("");
   const diff = hasDiff(request) ? button("Show diff", { action: "showDiff", approval: id }, "secondary") : "";
   return (
-    `<div class="actions">${button("Approve", { action: "approve", approval: id }, "primary", busy)}${diff}</div>` +
-    always +
+    `<div class="actions">${button("Approve", { action: "approve", approval: id }, "primary", busy)}${always}${diff}</div>` +
     `<div class="reject-row"><input class="reject-message" type="text" placeholder="Optional message for the agent">` +
     `${button("Reject", { action: "reject", approval: id }, "danger", busy)}</div>`
   );
@@ -279,15 +279,16 @@ export function renderApproval(entry: ApprovalEntry): string {
       `</div>`;
   }
   const note = entry.note ? `<div class="note">${escapeHtml(entry.note)}</div>` : "";
-  const path =
-    request.path && request.kind === "tool"
-      ? `<div class="meta">${escapeHtml(request.tool_name ?? "")} · <a href="#" data-action="openFile" data-path="${escapeAttr(request.path)}">${escapeHtml(request.path)}</a></div>`
-      : request.tool_name && request.kind === "tool"
-        ? `<div class="meta">${escapeHtml(request.tool_name)}</div>`
-        : "";
+  // One header line: the title, then the file (project-relative, opens it) or the tool.
+  const toolName = request.kind === "tool" ? request.tool_name ?? "" : "";
+  const where = request.path && request.kind === "tool"
+    ? `<a class="card-path" href="#" data-action="openFile" data-path="${escapeAttr(request.path)}" title="${escapeAttr(`${toolName} · open ${request.path}`)}">${escapeHtml(request.path)}</a>`
+    : toolName
+      ? `<span class="card-path">${escapeHtml(toolName)}</span>`
+      : "";
   return (
     `<div class="entry card approval kind-${request.kind} state-${entry.state}" data-approval="${escapeAttr(request.approval_id)}">` +
-    `<div class="card-title">${escapeHtml(approvalTitle(request, entry.state === "pending"))}</div>${path}` +
+    `<div class="card-header"><div class="card-title">${escapeHtml(approvalTitle(request, entry.state === "pending"))}</div>${where}</div>` +
     `<div class="card-body">${approvalBody(request)}</div>` +
     (entry.state === "pending" ? approvalActions(entry) : outcome) +
     note +
