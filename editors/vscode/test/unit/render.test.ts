@@ -38,15 +38,23 @@ const edit: ApprovalEntry = {
 
 test("markdown renders code blocks with their language and escapes raw HTML", () => {
   const html = renderMarkdown("Run this:\n\n```python\nprint('<b>')\n```\n\n<script>alert(1)</script>");
-  assert.match(html, /<pre><code class="language-python">print\(&#39;&lt;b&gt;&#39;\)\n<\/code><\/pre>/);
+  assert.match(html, /<pre><code class="hljs language-python"><span class="hljs-built_in">print<\/span>\(<span class="hljs-string">&#x27;&lt;b&gt;&#x27;<\/span>\)\n<\/code><\/pre>/);
   assert.match(html, /class="code-lang">python</);
   assert.ok(!html.includes("<script>"), html);
   assert.match(html, /&lt;script&gt;/);
 });
 
+test("code blocks are syntax highlighted; unknown languages are plain escaped text", () => {
+  const html = renderMarkdown("```rust\nfn main() { let s = \"<x>\"; }\n```\n\n```nosuchlang\n<b>fn</b>\n```");
+  assert.match(html, /<span class="hljs-keyword">fn<\/span>/);
+  assert.match(html, /<span class="hljs-string">&quot;&lt;x&gt;&quot;<\/span>/);
+  assert.match(html, /<code class="hljs language-nosuchlang">&lt;b&gt;fn&lt;\/b&gt;/);
+  assert.ok(!html.includes("<x>") && !html.includes("<b>"), html);
+});
+
 test("a stream cut inside a fence still renders the partial code as code", () => {
   const html = renderMarkdown("```ts\nconst a = 1;");
-  assert.match(html, /<code class="language-ts">const a = 1;/);
+  assert.match(html, /<code class="hljs language-ts"><span class="hljs-keyword">const<\/span> a = <span class="hljs-number">1<\/span>;/);
 });
 
 test("user text is escaped and keeps its line breaks", () => {

@@ -5,6 +5,7 @@
  * disabled, so an answer cannot inject markup or script into the panel.
  */
 
+import hljs from "highlight.js/lib/common";
 import MarkdownIt from "markdown-it";
 import type Token from "markdown-it/lib/token.mjs";
 import type { ApprovalRequested, ThreadInfo, TodoItem } from "../../common/protocol";
@@ -92,13 +93,27 @@ markdown.renderer.rules.code_inline = (tokens, idx) => {
 markdown.renderer.rules.fence = (tokens, idx) => {
   const token = tokens[idx];
   const lang = token.info.trim().split(/\s+/)[0] ?? "";
-  const langClass = lang ? ` class="language-${escapeAttr(lang)}"` : "";
+  const langClass = lang ? ` class="hljs language-${escapeAttr(lang)}"` : "";
   return (
     `<div class="code-block"><div class="code-header"><span class="code-lang">${escapeHtml(lang || "text")}</span>` +
     `<button class="code-copy" data-action="copyCode" title="Copy">Copy</button></div>` +
-    `<pre><code${langClass}>${escapeHtml(token.content)}</code></pre></div>\n`
+    `<pre><code${langClass}>${highlightCode(token.content, lang)}</code></pre></div>\n`
   );
 };
+
+/** Code as highlighted HTML (highlight.js escapes the text; its classes are coloured from
+ * the VS Code theme in chat.css); an unknown or missing language is plain escaped text. */
+export function highlightCode(code: string, lang: string): string {
+  const language = lang ? hljs.getLanguage(lang) : undefined;
+  if (!language) {
+    return escapeHtml(code);
+  }
+  try {
+    return hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+  } catch {
+    return escapeHtml(code);
+  }
+}
 
 export function escapeHtml(text: string): string {
   return text
