@@ -11,7 +11,7 @@ import type {
   ThreadInfo,
   TodoItem,
 } from "../common/protocol";
-import { HIDDEN_TOOLS, messageText, summarizeToolResult } from "./summaries";
+import { HIDDEN_TOOLS, messageText, summarizeToolResult, toolOutput } from "./summaries";
 import type {
   ApprovalEntry,
   AssistantEntry,
@@ -216,6 +216,7 @@ export class ChatModel {
         if (card) {
           card.status = event.status;
           card.detail = summarizeToolResult(event.content);
+          card.output = toolOutput(event.content);
           card.rev++;
         }
         break;
@@ -423,6 +424,7 @@ export function historyToEntries(messages: HistoryMessage[], nextId: () => strin
         if (card) {
           card.status = message.status ?? "success";
           card.detail = summarizeToolResult(text);
+          card.output = toolOutput(text);
         }
         break;
       }

@@ -17,6 +17,18 @@ export function summarizeToolResult(content: string): string {
   return truncate(content, MAX_DETAIL);
 }
 
+const MAX_OUTPUT = 20_000;
+
+/** A multi-line tool result (a read file, a command's output) kept with its line breaks,
+ * capped, for a preformatted block; undefined for one-line results (the detail shows those). */
+export function toolOutput(content: string): string | undefined {
+  const text = content.replace(/\s+$/, "");
+  if (!text.includes("\n")) {
+    return undefined;
+  }
+  return text.length <= MAX_OUTPUT ? text : `${text.slice(0, MAX_OUTPUT)}\n… (${text.length - MAX_OUTPUT} more characters)`;
+}
+
 /** Tools whose calls the chat does not show as cards: their effect has its own UI
  * (the todo list, the plan card, the question card). */
 export const HIDDEN_TOOLS = new Set(["write_todos", "approve_plan", "ask_user"]);

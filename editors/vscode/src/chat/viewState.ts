@@ -35,6 +35,8 @@ export interface ToolEntry extends EntryBase {
   summary: string;
   status: "running" | ToolStatus;
   detail?: string;
+  /** A multi-line result, shown preformatted (collapsed to a few lines). */
+  output?: string;
   depth: number;
 }
 

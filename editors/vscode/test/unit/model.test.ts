@@ -2,6 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ChatModel, historyToEntries } from "../../src/chat/model";
+import { renderEntry } from "../../src/chat/webview/render";
 import type { ApprovalRequested, InvincatEvent } from "../../src/common/protocol";
 import type { ApprovalEntry, AssistantEntry, ToolEntry } from "../../src/chat/viewState";
 
@@ -103,6 +104,22 @@ test("tool calls become cards whose status follows the result; text after a tool
   assert.equal(card.summary, "Read main.py", "the server's summary is shown as sent");
   assert.equal(card.status, "success");
   assert.equal(card.detail, "print('hi')");
+});
+
+test("a read_file result keeps its lines for a preformatted block; one-line results do not need one", () => {
+  const model = started();
+  const file = "     1\timport os\n     2\t\n     3\tprint(os.getcwd())\n";
+  feed(model, [
+    { type: "tool_call", id: "c1", name: "read_file", args: { path: "main.py" }, summary: "Read main.py" },
+    { type: "tool_result", id: "c1", name: "read_file", status: "success", content: file },
+  ]);
+  const card = model.snapshot().entries.find((e) => e.kind === "tool") as ToolEntry;
+  assert.equal(card.output, "     1\timport os\n     2\t\n     3\tprint(os.getcwd())");
+  const html = renderEntry(card);
+  assert.match(html, /<div class="tool-output"><pre>     1\timport os\n     2\t\n     3\tprint\(os.getcwd\(\)\)<\/pre><\/div>/);
+  const long = renderEntry({ ...card, output: Array.from({ length: 40 }, (_, i) => `line ${i}`).join("\n") });
+  assert.match(long, /class="tool-output collapsed"/);
+  assert.match(long, /data-action="toggleOutput">Show all 40 lines</);
 });
 
 test("write_todos and approve_plan calls are not cards: the plan UI shows them", () => {

@@ -167,6 +167,15 @@ document.addEventListener("click", (event) => {
         post({ type: "openWorkspaceFile", path: target.dataset.path, ...(line > 0 ? { line } : {}) });
       }
       break;
+    case "toggleOutput": {
+      const output = target.closest(".tool-output");
+      if (output) {
+        const label = target.dataset.label ?? target.textContent ?? "";
+        target.dataset.label = label;
+        target.textContent = output.classList.toggle("collapsed") ? label : "Show less";
+      }
+      break;
+    }
     case "pickOption": {
       const card = cardOf(target);
       const input = card?.querySelector<HTMLInputElement>(`.answer[data-index="${target.dataset.index ?? ""}"]`);

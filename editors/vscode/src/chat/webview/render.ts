@@ -131,6 +131,9 @@ export function renderMarkdown(text: string): string {
   return markdown.render(text);
 }
 
+/** Lines of a tool's output shown before "Show all". */
+export const OUTPUT_PREVIEW_LINES = 6;
+
 const TOOL_ICONS: Record<ToolEntry["status"], string> = {
   running: "⋯",
   success: "✓",
@@ -163,7 +166,13 @@ export function renderEntry(entry: Entry): string {
 
 export function renderToolCard(entry: ToolEntry): string {
   const indent = entry.depth > 0 ? ` style="margin-left:${Math.min(entry.depth, 3) * 16}px"` : "";
-  const detail = entry.detail ? `<div class="tool-detail">${escapeHtml(entry.detail)}</div>` : "";
+  let detail = entry.detail ? `<div class="tool-detail">${escapeHtml(entry.detail)}</div>` : "";
+  if (entry.output) {
+    // A file or a command's output keeps its lines; long ones are collapsed to a few.
+    const lines = entry.output.split("\n").length;
+    const toggle = lines > OUTPUT_PREVIEW_LINES ? `<button class="output-toggle" data-action="toggleOutput">Show all ${lines} lines</button>` : "";
+    detail = `<div class="tool-output${toggle ? " collapsed" : ""}"><pre>${escapeHtml(entry.output)}</pre>${toggle}</div>`;
+  }
   return (
     `<div class="entry tool-card status-${entry.status}" data-call="${escapeAttr(entry.callId)}"${indent}>` +
     `<span class="tool-icon" title="${entry.status}">${TOOL_ICONS[entry.status]}</span>` +
