@@ -48,6 +48,8 @@ export class ChatModel {
   private readonly transcripts = new Map<string, Transcript>([[NEW_THREAD, emptyTranscript(true)]]);
   private seq = 0;
   private sending = false;
+  /** Titles of threads born here that threads/list does not list yet (their prompt). */
+  private readonly newTitles = new Map<string, string>();
 
   // ------------------------------------------------------------------ queries
 
@@ -84,7 +86,7 @@ export class ChatModel {
     const t = this.transcript(this.current);
     return {
       server: { ...this.server },
-      threads: this.threads,
+      threads: this.threadList(),
       threadId: this.threadId,
       planMode: this.planMode,
       turnId: t.turnId,
@@ -154,6 +156,9 @@ export class ChatModel {
 
   setThreads(threads: ThreadInfo[]): void {
     this.threads = threads;
+    for (const thread of threads) {
+      this.newTitles.delete(thread.threadId);
+    }
   }
 
   /** Replace a thread's transcript by its saved history (tool cards included). */
@@ -303,6 +308,15 @@ export class ChatModel {
 
   // ------------------------------------------------------------------ internals
 
+  /** threads/list plus the threads born here since, newest first like the server's list. */
+  private threadList(): ThreadInfo[] {
+    if (this.newTitles.size === 0) {
+      return this.threads;
+    }
+    const born = [...this.newTitles].reverse().map(([threadId, title]) => ({ threadId, title, workspace: "", createdAt: "", updatedAt: "" }));
+    return [...born, ...this.threads];
+  }
+
   private transcript(key: string): Transcript {
     let t = this.transcripts.get(key);
     if (!t) {
@@ -326,6 +340,11 @@ export class ChatModel {
     }
     this.awaitingThread = false;
     const draft = this.transcripts.get(NEW_THREAD) ?? emptyTranscript(true);
+    // The picker names the thread by its prompt at once, as threads/list will after the turn.
+    const prompt = draft.entries.find((e) => e.kind === "user");
+    if (prompt && prompt.kind === "user" && !this.threads.some((t) => t.threadId === threadId)) {
+      this.newTitles.set(threadId, threadTitle(prompt.text));
+    }
     const existing = this.transcripts.get(threadId);
     if (existing) {
       // Events for the new thread arrived first: the draft (the prompt) goes before them.
@@ -383,6 +402,12 @@ export class ChatModel {
     this.seq += 1;
     return `${prefix}${this.seq}`;
   }
+}
+
+/** A thread's title from its first prompt: one line, at most 80 characters. */
+export function threadTitle(prompt: string): string {
+  const line = prompt.replace(/\s+/g, " ").trim();
+  return line.length <= 80 ? line : `${line.slice(0, 79)}…`;
 }
 
 /** Saved thread messages as transcript entries: prompts, answers and tool cards. */

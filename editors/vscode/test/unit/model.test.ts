@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ChatModel, historyToEntries } from "../../src/chat/model";
-import { renderEntry } from "../../src/chat/webview/render";
+import { renderEntry, renderThreadOptions } from "../../src/chat/webview/render";
 import type { ApprovalRequested, InvincatEvent } from "../../src/common/protocol";
 import type { ApprovalEntry, AssistantEntry, ToolEntry } from "../../src/chat/viewState";
 
@@ -263,4 +263,17 @@ test("a pristine new thread is one nothing was typed in", () => {
   assert.equal(model.isPristine(), true);
   model.beginSend("x", "agent");
   assert.equal(model.isPristine(), false);
+});
+
+test("the thread picker names a new thread by its prompt at once, not by its id", () => {
+  const model = new ChatModel();
+  model.setThreads([{ threadId: "t_old", title: "Earlier", workspace: "/p", createdAt: "", updatedAt: "" }]);
+  model.beginSend("Fix the failing\ntest please", "agent");
+  model.sendAccepted("t_new", TURN);
+  const threads = model.snapshot().threads;
+  assert.deepEqual(threads.map((t) => [t.threadId, t.title]), [["t_new", "Fix the failing test please"], ["t_old", "Earlier"]]);
+  assert.ok(!renderThreadOptions(threads, "t_new").includes(">t_new<"));
+  // Once the server lists it, its own title is used.
+  model.setThreads([{ threadId: "t_new", title: "Server title", workspace: "/p", createdAt: "", updatedAt: "" }]);
+  assert.deepEqual(model.snapshot().threads.map((t) => t.title), ["Server title"]);
 });
