@@ -19,6 +19,7 @@ import type { MemoryEntry, MemoryListResult, MemoryReport } from "../common/prot
 import { describe, type InvincatConnection } from "../server/connection";
 import {
   actionParams,
+  archivedHintLabel,
   buildMemoryTree,
   citationDescription,
   citationLabel,
@@ -35,6 +36,7 @@ import {
   projectRootOf,
   reportProblem,
   SCOPE_LABELS,
+  scopeChildren,
   type MemoryNode,
   type ScopeNode,
   type UserAction,
@@ -90,7 +92,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       case "scope": {
         const item = new vscode.TreeItem(SCOPE_LABELS[node.scope], vscode.TreeItemCollapsibleState.Expanded);
         item.id = `scope:${node.scope}`;
-        item.description = node.count === 0 ? "no memories" : `${node.count}`;
+        item.description = node.count === 0 ? (node.archivedHidden > 0 ? "none active" : "no memories") : `${node.count}`;
         item.iconPath = new vscode.ThemeIcon(node.scope === "user" ? "account" : "repo");
         item.contextValue = "memoryScope";
         return item;
@@ -116,6 +118,15 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
         if (node.entry.stale) {
           item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("list.warningForeground"));
         }
+        return item;
+      }
+      case "archivedHint": {
+        const item = new vscode.TreeItem(archivedHintLabel(node.count), vscode.TreeItemCollapsibleState.None);
+        item.id = `archivedHint:${node.scope}`;
+        item.iconPath = new vscode.ThemeIcon("archive");
+        item.tooltip = "Archived entries are hidden; click to show them";
+        item.contextValue = "memoryArchivedHint";
+        item.command = { command: Commands.memoryShowArchived, title: "Show Archived Memories" };
         return item;
       }
       case "citation": {
@@ -147,7 +158,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       return this.roots;
     }
     if (node.kind === "scope") {
-      return node.groups;
+      return scopeChildren(node);
     }
     if (node.kind === "group") {
       return node.entries;
@@ -184,7 +195,8 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
 
   private async load(): Promise<void> {
     try {
-      const result = await this.connection.request<MemoryListResult>(MEMORY_LIST, { includeArchived: this.showArchived });
+      // Archived entries are always read, so a hidden one can be hinted at.
+      const result = await this.connection.request<MemoryListResult>(MEMORY_LIST, { includeArchived: true });
       this.roots = buildMemoryTree(result.items ?? [], this.showArchived);
       this.projectRoot = projectRootOf(result.stores?.project);
       this.error = undefined;

@@ -13,6 +13,8 @@ export interface ScopeNode {
   scope: MemoryScope;
   groups: GroupNode[];
   count: number;
+  /** Archived entries of the scope that are hidden (the archived toggle is off). */
+  archivedHidden: number;
 }
 
 export interface GroupNode {
@@ -34,7 +36,14 @@ export interface CitationNode {
   index: number;
 }
 
-export type MemoryNode = ScopeNode | GroupNode | EntryNode | CitationNode;
+/** "2 archived — Show Archived Memories": archived entries exist but are hidden. */
+export interface ArchivedHintNode {
+  kind: "archivedHint";
+  scope: MemoryScope;
+  count: number;
+}
+
+export type MemoryNode = ScopeNode | GroupNode | EntryNode | CitationNode | ArchivedHintNode;
 
 export const SCOPES: readonly MemoryScope[] = ["user", "project"];
 const GROUPS: readonly Group[] = ["hot", "warm", "cold", "archived"];
@@ -67,8 +76,18 @@ export function buildMemoryTree(items: MemoryEntry[], showArchived: boolean): Sc
       }
     }
     const count = groups.reduce((n, g) => n + g.entries.length, 0);
-    return { kind: "scope", scope, groups, count };
+    const archivedHidden = showArchived ? 0 : mine.filter((entry) => groupOf(entry) === "archived").length;
+    return { kind: "scope", scope, groups, count, archivedHidden };
   });
+}
+
+/** The children of a scope: its groups, then the hint that archived entries are hidden. */
+export function scopeChildren(node: ScopeNode): (GroupNode | ArchivedHintNode)[] {
+  return node.archivedHidden > 0 ? [...node.groups, { kind: "archivedHint", scope: node.scope, count: node.archivedHidden }] : node.groups;
+}
+
+export function archivedHintLabel(count: number): string {
+  return `${count} archived — Show Archived Memories`;
 }
 
 /** "Testing: Run ./scripts/test before pushing" */
@@ -76,9 +95,15 @@ export function entryLabel(entry: MemoryEntry): string {
   return `${entry.section}: ${entry.content}`;
 }
 
-/** The grey text after the label: the score, and the stale badge. */
+/** The grey text after the label: tier and score, and the stale badge. */
 export function entryDescription(entry: MemoryEntry): string {
-  return entry.stale ? `${entry.score} · may be stale` : `${entry.score}`;
+  const base = `${entry.status === "archived" ? "archived" : entry.tier} · ${entry.score}`;
+  return entry.stale ? `${base} · may be stale` : base;
+}
+
+/** Text shown literally in a markdown tooltip (memory content is not markdown). */
+function markdownText(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, "\\$&");
 }
 
 export function citationNodes(entry: MemoryEntry): CitationNode[] {
@@ -132,9 +157,9 @@ export function projectRootOf(projectStore: string | undefined): string | undefi
 
 export function entryTooltip(entry: MemoryEntry): string {
   const lines = [
-    `**${entry.section}**`,
+    `**${markdownText(entry.section)}**`,
     "",
-    entry.content,
+    markdownText(entry.content),
     "",
     `score ${entry.score} (${entry.tier})${entry.confidence ? ` · confidence ${entry.confidence}` : ""} · ${entry.status}`,
   ];

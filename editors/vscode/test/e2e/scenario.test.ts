@@ -281,7 +281,7 @@ test("VS Code extension end to end", { timeout: 360_000 }, async (t) => {
     const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Memory" }) }).first();
     const entryRow = view.locator(".monaco-list-row", { hasText: `Testing: ${MEMORY_CONTENT}` });
     await entryRow.waitFor({ timeout: 60_000 });
-    await view.locator(".monaco-list-row", { hasText: "Hot" }).waitFor();
+    await view.locator(".monaco-list-row", { hasText: /^Hot/ }).waitFor();
     assert.match(await entryRow.innerText(), /85/);
     await session.screenshot("memory-entry");
 
@@ -291,7 +291,7 @@ test("VS Code extension end to end", { timeout: 360_000 }, async (t) => {
     });
 
     await view.locator(".monaco-list-row", { hasText: "Archived" }).waitFor({ timeout: 30_000 });
-    await until(async () => (await view.locator(".monaco-list-row", { hasText: "Hot" }).count()) === 0 || undefined, 30_000, "the Hot group to empty");
+    await until(async () => (await view.locator(".monaco-list-row", { hasText: /^Hot/ }).count()) === 0 || undefined, 30_000, "the Hot group to empty");
     const rows = await view.locator(".monaco-list-row").allInnerTexts();
     const archivedAt = rows.findIndex((r) => r.startsWith("Archived"));
     const entryAt = rows.findIndex((r) => r.includes(MEMORY_CONTENT));

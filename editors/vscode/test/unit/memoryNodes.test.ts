@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   actionParams,
+  archivedHintLabel,
   buildMemoryTree,
   citationDescription,
   citationLabel,
@@ -17,6 +18,7 @@ import {
   historyMarkdown,
   projectRootOf,
   reportProblem,
+  scopeChildren,
 } from "../../src/memory/nodes";
 import type { MemoryEntry } from "../../src/common/protocol";
 
@@ -51,7 +53,7 @@ test("with the archived toggle on, archived entries get their own group", () => 
 test("labels: section: content, the score, and the context value menus use", () => {
   const e = entry("mem_p_000001");
   assert.equal(entryLabel(e), "Testing: Run ./scripts/test");
-  assert.equal(entryDescription(e), "85");
+  assert.equal(entryDescription(e), "hot · 85");
   assert.equal(entryContext(e), "memoryEntry.active");
   assert.equal(entryContext({ ...e, status: "archived" }), "memoryEntry.archived");
 });
@@ -100,13 +102,13 @@ test("a stale entry gets a badge, the note in its tooltip, and its citations as 
       ],
     },
   });
-  assert.equal(entryDescription(cited), "85 · may be stale");
+  assert.equal(entryDescription(cited), "hot · 85 · may be stale");
   assert.match(entryTooltip(cited), /may be stale: scripts\/deploy.sh lines 3-4 changed/);
   const nodes = citationNodes(cited);
   assert.deepEqual(nodes.map((n) => citationLabel(citationTarget(n))), ["scripts/deploy.sh:3-4", "Makefile:9"], "a moved citation opens where the text is now");
   assert.deepEqual(nodes.map(citationDescription), ["scripts/deploy.sh lines 3-4 changed", "moved"]);
   assert.deepEqual(citationRange(citationTarget(nodes[0])), { start: 2, end: 3 }, "0-based for the editor");
-  assert.equal(entryDescription(entry("mem_p_000001")), "85");
+  assert.equal(entryDescription(entry("mem_p_000001")), "hot · 85");
   assert.deepEqual(citationNodes(entry("mem_p_000001")), []);
 });
 
@@ -124,4 +126,25 @@ test("a citation leaving the project is not opened", () => {
   assert.equal(citationOpensInProject(at("src/../../x")), false);
   assert.equal(citationOpensInProject(at("/etc/passwd")), false);
   assert.equal(citationOpensInProject(at("C:\\Users\\me\\x")), false);
+});
+
+test("long entries: the full text is in the tooltip (literally), tier and score in the description", () => {
+  const content = "Always run ./scripts/test -k memory before pushing a change to the governance module *and* the docs";
+  const e = entry("mem_p_000001", { content, tier: "warm", score: 62 });
+  assert.equal(entryDescription(e), "warm · 62");
+  assert.equal(entryDescription({ ...e, status: "archived" }), "archived · 62");
+  const tooltip = entryTooltip(e);
+  assert.ok(tooltip.replace(/\\(.)/g, "$1").includes(content), tooltip);
+  assert.ok(tooltip.includes("\\*and\\*"), "markdown characters are shown, not interpreted");
+});
+
+test("after archiving the last entry a hint says archived entries exist", () => {
+  const items = [entry("mem_p_000001", { status: "archived" }), entry("mem_p_000002", { status: "archived" })];
+  const hidden = buildMemoryTree(items, false);
+  assert.equal(hidden[1].count, 0);
+  assert.deepEqual(scopeChildren(hidden[1]), [{ kind: "archivedHint", scope: "project", count: 2 }]);
+  assert.equal(archivedHintLabel(2), "2 archived — Show Archived Memories");
+  assert.deepEqual(scopeChildren(hidden[0]), [], "no hint where nothing is archived");
+  const shown = buildMemoryTree(items, true);
+  assert.deepEqual(scopeChildren(shown[1]).map((n) => n.kind), ["group"], "no hint once they are shown");
 });
