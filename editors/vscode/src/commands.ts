@@ -8,6 +8,9 @@ import type { InvincatConnection } from "./server/connection";
 export function registerCommands(connection: InvincatConnection, chat: ChatView): vscode.Disposable[] {
   return [
     vscode.commands.registerCommand(Commands.openChat, () => chat.focus()),
+    // The editor context menu passes the document's uri; the selection is the active editor's.
+    vscode.commands.registerCommand(Commands.askInvincat, () => chat.addSelection(vscode.window.activeTextEditor, true)),
+    vscode.commands.registerCommand(Commands.addSelectionToChat, () => chat.addSelection(vscode.window.activeTextEditor, false)),
     vscode.commands.registerCommand(Commands.newThread, async () => {
       chat.newThread();
       await chat.focus();

@@ -17,6 +17,7 @@ import {
 import type {
   ApprovalRequested,
   CancelResult,
+  ChatParams,
   EventParams,
   HistoryMessage,
   ResolveResult,
@@ -27,15 +28,21 @@ import { DecisionError, resolveParams } from "../approvals/decisions";
 import type { ProposedContent } from "../approvals/diffView";
 import { resolveAnswerPath, resolveApprovalPath } from "../approvals/paths";
 import { describe, type InvincatConnection } from "../server/connection";
+import { buildContext, rankFiles, type Chip } from "./context";
+import { currentFileChip, inWorkspace, selectionChip, snapshotEditor, workspaceEditor } from "./editorContext";
 import { chatHtml } from "./html";
 import { ChatModel } from "./model";
-import type { DecisionAction, HostMessage, WebviewMessage } from "./viewState";
+import type { ChatViewState, DecisionAction, HostMessage, WebviewMessage } from "./viewState";
 import * as fs from "fs";
 
 /** How long "Memory updating…" shows when no memory_changed follows (the memory agent
  * found nothing to change, and the protocol has no event for that). */
 const MEMORY_IDLE_MS = 30_000;
 const POST_THROTTLE_MS = 30;
+/** The `@` completion lists at most this many files, from at most FILE_SCAN_LIMIT scanned. */
+const FILE_MATCHES = 20;
+const FILE_SCAN_LIMIT = 5000;
+const FILE_CACHE_MS = 10_000;
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   readonly model = new ChatModel();
@@ -44,6 +51,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private memoryTimer: NodeJS.Timeout | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly workingEmitter = new vscode.EventEmitter<boolean>();
+  /** Selections and files added to the next prompt (sent as attachments, then cleared). */
+  private chips: Chip[] = [];
+  /** The user removed the current-file chip; it comes back when another file is active. */
+  private currentFileHidden = false;
+  private fileCache: { at: number; paths: string[] } | undefined;
   /** A turn of the shown thread runs (for the status bar). */
   readonly onWorking = this.workingEmitter.event;
 
@@ -63,6 +75,14 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         this.schedulePost();
       }),
       connection.onReady(() => void this.onServerReady()),
+      vscode.window.onDidChangeActiveTextEditor((editor) => {
+        // The webview taking focus leaves the last editor active; a real switch shows the
+        // new file's chip again.
+        if (editor) {
+          this.currentFileHidden = false;
+        }
+        this.schedulePost();
+      }),
       vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, this, {
         webviewOptions: { retainContextWhenHidden: true },
       }),
@@ -88,6 +108,46 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   async focus(): Promise<void> {
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
     this.postNow({ type: "focusPrompt" });
+  }
+
+  /** Add the editor's selection (or, with none, its file) to the next prompt as a chip.
+   * `focus`: also reveal the chat and put the cursor in the prompt ("Ask Invincat"). */
+  async addSelection(editor: vscode.TextEditor | undefined, focus: boolean): Promise<void> {
+    if (editor && !inWorkspace(editor.document.uri)) {
+      // The server accepts only workspace files (an untitled buffer, a file elsewhere).
+      void vscode.window.showWarningMessage("Invincat: only files inside the workspace can be added to the chat.");
+      editor = undefined;
+    }
+    if (editor) {
+      this.currentFileHidden = false;
+      for (const selection of editor.selections) {
+        if (!selection.isEmpty) {
+          const chip = selectionChip(editor.document.uri, selection);
+          if (!this.chips.some((c) => c.uri === chip.uri && JSON.stringify(c.range) === JSON.stringify(chip.range))) {
+            this.chips.push(chip);
+          }
+        }
+      }
+    }
+    this.schedulePost();
+    if (focus) {
+      await this.focus();
+    } else if (this.view) {
+      this.view.show(true);
+    } else {
+      await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+      if (editor) {
+        await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
+      }
+    }
+  }
+
+  /** Show a thread the server started (a code action's chat): its turn and approvals. */
+  async showThread(threadId: string): Promise<void> {
+    await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+    // Its events (turn_start, the approval card) arrive as notifications like any turn's.
+    await this.switchThread(threadId);
+    void this.refreshThreads();
   }
 
   newThread(): void {
@@ -159,7 +219,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private async onMessage(message: WebviewMessage): Promise<void> {
     switch (message.type) {
       case "ready":
-        this.postNow({ type: "state", state: this.model.snapshot() });
+        this.postNow({ type: "state", state: this.state() });
         break;
       case "send":
         await this.send(message.prompt);
@@ -190,6 +250,16 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case "openFile":
         await this.openFile(message.path);
         break;
+      case "removeChip":
+        if (message.id === "current") {
+          this.currentFileHidden = true;
+        }
+        this.chips = this.chips.filter((chip) => chip.id !== message.id);
+        this.schedulePost();
+        break;
+      case "findFiles":
+        this.postNow({ type: "fileMatches", seq: message.seq, paths: rankFiles(await this.workspaceFiles(), message.query, FILE_MATCHES) });
+        break;
       case "openWorkspaceFile":
         await this.openWorkspaceFile(message.path, message.line);
         break;
@@ -201,10 +271,16 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private async send(prompt: string): Promise<void> {
     const mode = this.model.planMode ? "plan" : "agent";
     const threadId = this.model.threadId;
+    const editor = this.currentFileHidden ? undefined : workspaceEditor();
+    const context = buildContext(editor ? snapshotEditor(editor) : undefined, this.chips);
+    this.chips = [];
     this.model.beginSend(prompt, mode);
     this.schedulePost();
     try {
-      const params = threadId ? { prompt, threadId, mode } : { prompt, mode };
+      const params: ChatParams = threadId ? { prompt, threadId, mode } : { prompt, mode };
+      if (context) {
+        params.context = context;
+      }
       const ref = await this.connection.request<TurnRef>(CHAT, params);
       this.model.sendAccepted(ref.threadId, ref.turnId);
     } catch (error) {
@@ -316,13 +392,31 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     });
   }
 
+  /** Workspace files as relative paths (files.exclude applies), cached for a few seconds
+   * so typing after `@` does not rescan the workspace on every key. */
+  private async workspaceFiles(): Promise<string[]> {
+    if (this.fileCache && Date.now() - this.fileCache.at < FILE_CACHE_MS) {
+      return this.fileCache.paths;
+    }
+    const uris = await vscode.workspace.findFiles("**/*", undefined, FILE_SCAN_LIMIT);
+    const paths = uris.map((uri) => vscode.workspace.asRelativePath(uri, false));
+    this.fileCache = { at: Date.now(), paths };
+    return paths;
+  }
+
+  private state(): ChatViewState {
+    const editor = this.currentFileHidden ? undefined : workspaceEditor();
+    const chips = [...(editor ? [currentFileChip(editor)] : []), ...this.chips];
+    return { ...this.model.snapshot(), chips: chips.map(({ id, kind, label, title }) => ({ id, kind, label, title })) };
+  }
+
   private schedulePost(): void {
     if (this.postTimer) {
       return;
     }
     this.postTimer = setTimeout(() => {
       this.postTimer = undefined;
-      this.postNow({ type: "state", state: this.model.snapshot() });
+      this.postNow({ type: "state", state: this.state() });
     }, POST_THROTTLE_MS);
   }
 

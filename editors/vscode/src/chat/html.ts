@@ -34,7 +34,9 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri): str
   <div id="empty">Ask Invincat to change something in this workspace. Writes and commands ask you first.</div>
   <section id="todos" hidden></section>
   <footer id="composer">
-    <textarea id="prompt" rows="3" placeholder="Ask Invincat… (Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
+    <div id="chips" aria-label="Context sent with the prompt"></div>
+    <div id="mentions" role="listbox" aria-label="Workspace files" hidden></div>
+    <textarea id="prompt" rows="3" placeholder="Ask Invincat… (@ adds a file; Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
     <div id="composer-actions">
       <label class="toggle" title="Plan mode: a read-only planner proposes a todo list for you to approve first">
         <input id="plan-mode" type="checkbox"> Plan mode

@@ -75,9 +75,22 @@ export interface ChatViewState {
   todos: TodoItem[];
   contextUsage?: { tokens: number; limit: number };
   memoryUpdating: boolean;
+  /** Context chips in the prompt box (the current file, added selections). */
+  chips?: ChipView[];
 }
 
-export type HostMessage = { type: "state"; state: ChatViewState } | { type: "focusPrompt" };
+export interface ChipView {
+  id: string;
+  kind: "currentFile" | "selection" | "file";
+  label: string;
+  title: string;
+}
+
+export type HostMessage =
+  | { type: "state"; state: ChatViewState }
+  | { type: "focusPrompt" }
+  /** Workspace files for the `@` completion of the request with the same `seq`. */
+  | { type: "fileMatches"; seq: number; paths: string[] };
 
 export interface DecisionAction {
   approvalId: string;
@@ -98,5 +111,7 @@ export type WebviewMessage =
   | { type: "resolve"; action: DecisionAction }
   | { type: "showDiff"; approvalId: string }
   | { type: "openFile"; path: string }
+  | { type: "removeChip"; id: string }
+  | { type: "findFiles"; seq: number; query: string }
   /** A file named in an answer (untrusted text): opened only if it is in the workspace. */
   | { type: "openWorkspaceFile"; path: string; line?: number };

@@ -67,6 +67,8 @@ export const SHOWING_ARCHIVED_CONTEXT = "invincat.memory.showingArchived";
 
 export const Commands = {
   openChat: "invincat.openChat",
+  askInvincat: "invincat.askInvincat",
+  addSelectionToChat: "invincat.addSelectionToChat",
   newThread: "invincat.newThread",
   restartServer: "invincat.restartServer",
   showOutput: "invincat.showOutput",

@@ -18,6 +18,42 @@ export interface ChatParams {
   mode?: Mode;
   wait?: boolean;
   workDoneToken?: string | number;
+  /** What the editor shows (docs/protocol.md, "Editor context"). */
+  context?: EditorContext;
+}
+
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+
+export interface UriRange {
+  uri: string;
+  range: LspRange;
+}
+
+export interface ContextDiagnostic {
+  uri: string;
+  range: LspRange;
+  message: string;
+  severity?: number;
+  source?: string;
+  code?: string | number;
+}
+
+/** `invincat/chat` `context`: every field optional; uris are file:// inside the workspace. */
+export interface EditorContext {
+  activeDocument?: { uri: string; languageId?: string };
+  selections?: UriRange[];
+  cursor?: { uri: string; position: LspPosition };
+  visibleRange?: UriRange;
+  diagnostics?: ContextDiagnostic[];
+  attachments?: { uri: string; range?: LspRange }[];
 }
 
 export interface TurnRef {

@@ -4,7 +4,8 @@
  */
 
 import type { ChatViewState, DecisionAction, HostMessage, WebviewMessage } from "../viewState";
-import { renderEntry, renderStatusLine, renderThreadOptions, renderTodosPanel } from "./render";
+import { mentionAt, mentionFor } from "../context";
+import { renderChips, renderEntry, renderMentions, renderStatusLine, renderThreadOptions, renderTodosPanel } from "./render";
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;
@@ -34,6 +35,8 @@ const cancelButton = byId<HTMLButtonElement>("cancel");
 const planToggle = byId<HTMLInputElement>("plan-mode");
 const newThreadButton = byId<HTMLButtonElement>("new-thread");
 const empty = byId<HTMLDivElement>("empty");
+const chipsRow = byId<HTMLDivElement>("chips");
+const mentions = byId<HTMLDivElement>("mentions");
 
 const rendered = new Map<string, { rev: number; element: HTMLElement }>();
 let current: ChatViewState | undefined;
@@ -63,6 +66,7 @@ function render(state: ChatViewState): void {
   cancelButton.hidden = !state.turnId;
   sendButton.disabled = state.busy;
   empty.hidden = state.entries.length > 0;
+  chipsRow.innerHTML = renderChips(state.chips ?? []);
 
   const seen = new Set<string>();
   let previous: HTMLElement | null = null;
@@ -176,6 +180,16 @@ document.addEventListener("click", (event) => {
       }
       break;
     }
+    case "removeChip":
+      if (target.dataset.chip) {
+        post({ type: "removeChip", id: target.dataset.chip });
+      }
+      break;
+    case "pickMention":
+      if (target.dataset.path) {
+        pickMention(target.dataset.path);
+      }
+      break;
     case "pickOption": {
       const card = cardOf(target);
       const input = card?.querySelector<HTMLInputElement>(`.answer[data-index="${target.dataset.index ?? ""}"]`);
@@ -194,14 +208,92 @@ document.addEventListener("click", (event) => {
   }
 });
 
+// ------------------------------------------------------------------ @ completion
+
+let mentionSeq = 0;
+let mentionPaths: string[] = [];
+let mentionActive = 0;
+
+function closeMentions(): void {
+  mentionPaths = [];
+  mentions.hidden = true;
+  mentions.innerHTML = "";
+}
+
+function showMentions(paths: string[]): void {
+  mentionPaths = paths;
+  mentionActive = 0;
+  mentions.innerHTML = renderMentions(paths, mentionActive);
+  mentions.hidden = paths.length === 0;
+}
+
+/** Replace the `@query` before the caret by `@path ` (the server attaches that file). */
+function pickMention(path: string): void {
+  const caret = prompt.selectionStart ?? prompt.value.length;
+  const at = mentionAt(prompt.value, caret);
+  if (!at) {
+    closeMentions();
+    return;
+  }
+  const insert = `${mentionFor(path)} `;
+  prompt.value = prompt.value.slice(0, at.start) + insert + prompt.value.slice(caret);
+  const position = at.start + insert.length;
+  prompt.setSelectionRange(position, position);
+  vscode.setState({ draft: prompt.value });
+  closeMentions();
+  prompt.focus();
+}
+
+function updateMentions(): void {
+  const at = mentionAt(prompt.value, prompt.selectionStart ?? prompt.value.length);
+  if (!at) {
+    closeMentions();
+    return;
+  }
+  mentionSeq += 1;
+  post({ type: "findFiles", seq: mentionSeq, query: at.query });
+}
+
 prompt.addEventListener("keydown", (event) => {
+  if (!mentions.hidden && mentionPaths.length > 0) {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      const step = event.key === "ArrowDown" ? 1 : -1;
+      mentionActive = (mentionActive + step + mentionPaths.length) % mentionPaths.length;
+      mentions.innerHTML = renderMentions(mentionPaths, mentionActive);
+      return;
+    }
+    if ((event.key === "Enter" || event.key === "Tab") && !event.isComposing) {
+      event.preventDefault();
+      pickMention(mentionPaths[mentionActive]);
+      return;
+    }
+    if (event.key === "Escape") {
+      event.preventDefault();
+      closeMentions();
+      return;
+    }
+  }
+  // Backspace at the start of the prompt removes the last chip.
+  if (event.key === "Backspace" && prompt.selectionStart === 0 && prompt.selectionEnd === 0) {
+    const chips = current?.chips ?? [];
+    if (chips.length > 0) {
+      event.preventDefault();
+      post({ type: "removeChip", id: chips[chips.length - 1].id });
+    }
+    return;
+  }
   // Enter sends, Shift+Enter is a newline; never while an IME composes.
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     send();
   }
 });
-prompt.addEventListener("input", () => vscode.setState({ draft: prompt.value }));
+prompt.addEventListener("input", () => {
+  vscode.setState({ draft: prompt.value });
+  updateMentions();
+});
+prompt.addEventListener("blur", () => setTimeout(closeMentions, 200));
 sendButton.addEventListener("click", send);
 cancelButton.addEventListener("click", () => post({ type: "cancel" }));
 newThreadButton.addEventListener("click", () => post({ type: "newThread" }));
@@ -220,6 +312,11 @@ window.addEventListener("message", (event: MessageEvent<HostMessage>) => {
     render(message.state);
   } else if (message.type === "focusPrompt") {
     prompt.focus();
+  } else if (message.type === "fileMatches") {
+    // Only the answer to the latest query (typing fast sends several).
+    if (message.seq === mentionSeq && mentionAt(prompt.value, prompt.selectionStart ?? prompt.value.length)) {
+      showMentions(message.paths);
+    }
   }
 });
 

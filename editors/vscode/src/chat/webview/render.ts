@@ -12,7 +12,7 @@ import type { ApprovalRequested, ThreadInfo, TodoItem } from "../../common/proto
 import { alwaysButtonLabel, alwaysRuleText, hasDiff } from "../../approvals/decisions";
 import { contextUsageLabel, decisionLabel, decisionTone } from "../summaries";
 import { fileReference, splitFileReferences, type FileReference } from "./workspacePaths";
-import type { ApprovalEntry, ChatViewState, Entry, ToolEntry } from "../viewState";
+import type { ApprovalEntry, ChatViewState, ChipView, Entry, ToolEntry } from "../viewState";
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
 // Only real URLs (with a scheme, or www.) become web links: with fuzzy links on, linkify
@@ -356,4 +356,26 @@ export function renderStatusLine(state: ChatViewState): string {
     parts.push(`<span class="memory-updating">Memory updating…</span>`);
   }
   return parts.join("");
+}
+
+/** The context chips above the prompt: each removable with its ×. */
+export function renderChips(chips: ChipView[]): string {
+  return chips
+    .map(
+      (chip) =>
+        `<span class="chip chip-${chip.kind}" data-chip="${escapeAttr(chip.id)}" title="${escapeAttr(chip.title)}">` +
+        `<span class="chip-label">${escapeHtml(chip.label)}</span>` +
+        `<button class="chip-remove" data-action="removeChip" data-chip="${escapeAttr(chip.id)}" title="Remove" aria-label="Remove ${escapeAttr(chip.label)}">×</button></span>`,
+    )
+    .join("");
+}
+
+/** The `@` completion list; `active` is the highlighted row. */
+export function renderMentions(paths: string[], active: number): string {
+  return paths
+    .map(
+      (path, index) =>
+        `<div class="mention${index === active ? " active" : ""}" role="option" data-action="pickMention" data-path="${escapeAttr(path)}"${index === active ? ' aria-selected="true"' : ""}>${escapeHtml(path)}</div>`,
+    )
+    .join("");
 }
