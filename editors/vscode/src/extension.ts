@@ -6,6 +6,7 @@
 import * as vscode from "vscode";
 import { ProposedContent } from "./approvals/diffView";
 import { ChatView } from "./chat/chatView";
+import { startChatMiddleware } from "./chat/startChatCommand";
 import { registerCommands } from "./commands";
 import { MemoryTree } from "./memory/memoryTree";
 import { InvincatConnection } from "./server/connection";
@@ -20,6 +21,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const diffs = new ProposedContent();
   const chat = new ChatView(context.extensionUri, connection, diffs);
   const memory = new MemoryTree(connection);
+  connection.executeCommandMiddleware = startChatMiddleware(chat, (options) => vscode.window.showInputBox(options));
   const server = connection;
   context.subscriptions.push(
     server,

@@ -33,6 +33,12 @@ export const STATUS_CHANGED = "invincat/statusChanged";
  * executeCommandProvider, so this extension must not register it itself. */
 export const RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval";
 
+/** workspace/executeCommand command of the server's "Invincat: fix this / ask about this"
+ * code actions: one argument, the `invincat/chat` params; answers `{threadId, turnId}`.
+ * Registered by vscode-languageclient too; the extension runs it through its middleware
+ * (startChatCommand.ts) to ask for a prompt and show the thread. */
+export const START_CHAT_COMMAND = "invincat.startChat";
+
 export const DIAGNOSTIC_SOURCE = "invincat";
 export const ACCEPT_EDIT_TITLE = "Invincat: accept proposed edit";
 export const REJECT_EDIT_TITLE = "Invincat: reject proposed edit";

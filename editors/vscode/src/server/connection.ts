@@ -46,6 +46,8 @@ export class InvincatConnection implements vscode.Disposable {
   private statusValue: ServerStatus = { state: "stopped" };
   private starting: Promise<void> | undefined;
   private sessionValue: SessionStatus | undefined;
+  /** Runs server commands (workspace/executeCommand) for the chat: startChatCommand.ts. */
+  executeCommandMiddleware: ((command: string, args: unknown[], next: (command: string, args: unknown[]) => unknown) => Promise<unknown>) | undefined;
 
   private readonly eventEmitter = new vscode.EventEmitter<EventParams>();
   private readonly memoryEmitter = new vscode.EventEmitter<MemoryDidChangeParams>();
@@ -198,6 +200,13 @@ export class InvincatConnection implements vscode.Disposable {
       // Every file: the agent reads unsaved buffers, and pending edits show as diagnostics.
       documentSelector: [{ scheme: "file" }],
       outputChannel: this.output,
+      // The server offers the "ask about this…" code action only to a client that can ask
+      // for its prompt (the middleware below).
+      initializationOptions: { codeActions: { ask: true } },
+      middleware: {
+        executeCommand: (command, args, next) =>
+          this.executeCommandMiddleware ? this.executeCommandMiddleware(command, args, next) : next(command, args),
+      },
       traceOutputChannel: this.traceOutput,
       // A missing model configuration is not a start failure: the server says what to set.
       initializationFailedHandler: (error) => {
