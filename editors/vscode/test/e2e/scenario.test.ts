@@ -10,7 +10,7 @@ import { after, before, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
-import { runToEnd, startSession, until, type Session } from "./harness";
+import { REPO_ROOT, runToEnd, startSession, until, type Session } from "./harness";
 import {
   arrangeLayout,
   chatFrame,
@@ -68,10 +68,10 @@ const memorySteps = [
 let session: Session;
 
 /** A subtest that leaves a screenshot of what the editor showed when it failed. */
-async function step(t: TestContext, name: string, body: () => Promise<void>): Promise<void> {
-  await t.test(name, async () => {
+async function step(t: TestContext, name: string, body: (st: TestContext) => Promise<void>): Promise<void> {
+  await t.test(name, async (st) => {
     try {
-      await body();
+      await body(st);
     } catch (error) {
       await session.screenshot(`FAILED-${name.split(":")[0].replace(/\W+/g, "-")}`).catch(() => undefined);
       throw error;
@@ -79,12 +79,20 @@ async function step(t: TestContext, name: string, body: () => Promise<void>): Pr
   });
 }
 
+const APP_PY = "def greet(name):\n    return 'hi ' + name\n\nprint(greet('x'))\n";
+const BAD_JSON = '{"name": "demo",}\n';
+
+/** The server offers the lightbulb's "Invincat: fix this" (invincat.startChat) code action. */
+const SERVER_HAS_CHAT_ACTIONS = fs
+  .readFileSync(path.join(REPO_ROOT, "invincat_server", "lsp", "protocol.py"), "utf8")
+  .includes('"invincat.startChat"');
+
 const EARLIER_PROMPT = "What is in notes.txt?";
 const EARLIER_ANSWER = "It says hello to the world.";
 
 before(async () => {
   session = await startSession({
-    files: { "notes.txt": "hello\nworld\n" },
+    files: { "notes.txt": "hello\nworld\n", "app.py": APP_PY, "bad.json": BAD_JSON },
     // A thread saved by the terminal before the editor starts (no memory run: the memory
     // steps are for the editor's turns).
     steps: [{ match: MAIN, content: EARLIER_ANSWER }],
@@ -115,7 +123,7 @@ after(async () => {
   await session?.stop();
 }, { timeout: 60_000 });
 
-test("VS Code extension end to end", { timeout: 360_000 }, async (t) => {
+test("VS Code extension end to end", { timeout: 480_000 }, async (t) => {
   const page = session.page;
   const chat = chatFrame(page);
 
@@ -330,6 +338,66 @@ test("VS Code extension end to end", { timeout: 360_000 }, async (t) => {
     await chat.locator(".card.approval.kind-tool.state-resolved", { hasText: "after.txt" }).waitFor();
     assert.equal(fs.readFileSync(path.join(session.workspace, "after.txt"), "utf8"), "written after the restart\n");
     await session.screenshot("approved-after-restart");
+  });
+
+  await step(t, "context: select lines → Ask Invincat → the selection is a chip and its text reaches the model", async () => {
+    await openFromExplorer(page, "app.py");
+    // Select the function (lines 1-2) the way a person does, with the keyboard.
+    const first = page.locator(".editor-group-container.active .monaco-editor .view-lines .view-line").first();
+    await first.click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+ArrowDown");
+    await runCommand(page, "Invincat: Ask Invincat");
+    const chip = chat.locator(".chip.chip-selection", { hasText: "app.py:1-2" });
+    await chip.waitFor({ timeout: 30_000 });
+    await chat.locator(".chip.chip-currentFile", { hasText: "app.py" }).waitFor();
+    await chat.locator("#prompt:focus").waitFor({ timeout: 10_000 });
+    await session.screenshot("ask-invincat-chip");
+
+    await session.fake.addSteps([{ match: MAIN, content: "It returns a greeting for the name." }]);
+    await page.keyboard.type("What does this function do?");
+    await page.keyboard.press("Enter");
+    await chat.locator(".entry.assistant", { hasText: "It returns a greeting for the name." }).waitFor({ timeout: 60_000 });
+    await chip.waitFor({ state: "detached" });
+    const requests = await session.fake.requests();
+    const asked = requests.filter((r) => JSON.stringify(r.body).includes("What does this function do?"));
+    assert.ok(asked.length > 0, "the model received the prompt");
+    assert.ok(
+      asked.some((r) => JSON.stringify(r.body).includes("return 'hi ' + name")),
+      "the selected text went with the prompt",
+    );
+    await session.screenshot("ask-invincat-answer");
+  });
+
+  await step(t, "lightbulb: invalid JSON → quick fix \"Invincat: fix this\" → accept → buffer fixed", async (st) => {
+    if (!SERVER_HAS_CHAT_ACTIONS) {
+      st.skip("needs server code actions (invincat.startChat, branch context)");
+      return;
+    }
+    await openFromExplorer(page, "bad.json");
+    // VS Code's own JSON language service reports the trailing comma.
+    await page.locator(".editor-group-container.active .squiggly-error").first().waitFor({ timeout: 30_000 });
+    await session.fake.addSteps([
+      call("edit_file", { path: "bad.json", old_string: '"demo",}', new_string: '"demo"}' }),
+      { match: { ...MAIN, has_tool_result: true }, content: "Removed the trailing comma." },
+    ]);
+    const menu = await quickFixAt(page, 1);
+    const fix = menu.locator(".monaco-list-row", { hasText: "Invincat: fix this" });
+    await fix.waitFor({ timeout: 20_000 });
+    await session.screenshot("lightbulb-menu");
+    await fix.click();
+    // The chat switches to the started thread and shows its approval card.
+    const card = chat.locator(".card.approval.kind-tool.state-pending", { hasText: "bad.json" });
+    await card.waitFor({ timeout: 60_000 });
+    await card.locator('[data-action="approve"]').click();
+    await chat.locator(".entry.assistant", { hasText: "Removed the trailing comma." }).waitFor({ timeout: 60_000 });
+    await tab(page, "bad.json").click();
+    const text = await waitForEditorText(page, '"demo"}');
+    assert.ok(!text.includes(",}"), text);
+    const requests = await session.fake.requests();
+    assert.ok(requests.some((r) => JSON.stringify(r.body).includes("Trailing comma")), "the diagnostic went with the request");
+    await session.screenshot("lightbulb-fixed");
   });
 
 });
