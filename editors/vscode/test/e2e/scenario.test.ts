@@ -298,7 +298,7 @@ test("VS Code extension end to end", { timeout: 480_000 }, async (t) => {
       await session.screenshot("memory-context-menu");
     });
 
-    await view.locator(".monaco-list-row", { hasText: "Archived" }).waitFor({ timeout: 30_000 });
+    await view.locator(".monaco-list-row", { hasText: /^Archived/ }).waitFor({ timeout: 30_000 });
     await until(async () => (await view.locator(".monaco-list-row", { hasText: /^Hot/ }).count()) === 0 || undefined, 30_000, "the Hot group to empty");
     const rows = await view.locator(".monaco-list-row").allInnerTexts();
     const archivedAt = rows.findIndex((r) => r.startsWith("Archived"));
@@ -348,7 +348,7 @@ test("VS Code extension end to end", { timeout: 480_000 }, async (t) => {
     await page.keyboard.press("Control+Home");
     await page.keyboard.press("Shift+ArrowDown");
     await page.keyboard.press("Shift+ArrowDown");
-    await runCommand(page, "Invincat: Ask Invincat");
+    await runCommand(page, "Invincat: Ask Invincat", true);
     const chip = chat.locator(".chip.chip-selection", { hasText: "app.py:1-2" });
     await chip.waitFor({ timeout: 30_000 });
     await chat.locator(".chip.chip-currentFile", { hasText: "app.py" }).waitFor();

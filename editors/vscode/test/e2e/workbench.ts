@@ -13,9 +13,12 @@ export async function waitForWorkbench(page: Page): Promise<void> {
   await page.locator(".statusbar").getByText("Invincat: ready").waitFor({ timeout: 90_000 });
 }
 
-/** Run a command by its palette title, e.g. "Invincat: Open Chat". */
-export async function runCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press("Escape");
+/** Run a command by its palette title, e.g. "Invincat: Open Chat". `keepSelection`: skip
+ * the Escape that closes leftovers (in an editor it also clears the selection). */
+export async function runCommand(page: Page, title: string, keepSelection = false): Promise<void> {
+  if (!keepSelection) {
+    await page.keyboard.press("Escape");
+  }
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
   await input.waitFor();
@@ -37,11 +40,16 @@ export async function sendPrompt(chat: FrameLocator, text: string): Promise<void
   await prompt.press("Enter");
 }
 
-/** Open a file from the explorer, pinned (not a preview tab). */
+/** Open a file from the explorer, pinned (not a preview tab). The explorer and the chat
+ * share the side bar, so the chat is shown again afterwards (the file stays the active
+ * editor; the chat's prompt has the keyboard focus). */
 export async function openFromExplorer(page: Page, name: string): Promise<void> {
+  await runCommand(page, "View: Show Explorer");
   const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: name }).first();
   await row.dblclick();
   await page.locator(".tabs-container .tab.active", { hasText: name }).waitFor();
+  await runCommand(page, "Invincat: Open Chat");
+  await page.locator('iframe.webview[src*="extensionId=invincat.invincat"]').waitFor();
 }
 
 export function tab(page: Page, title: string): Locator {
