@@ -356,6 +356,13 @@ test("VS Code extension end to end", { timeout: 480_000 }, async (t) => {
     await session.screenshot("ask-invincat-chip");
 
     await session.fake.addSteps([{ match: MAIN, content: "It returns a greeting for the name." }]);
+    // @ completes workspace files; Tab inserts the mention.
+    await page.keyboard.type("@app");
+    await chat.locator("#mentions .mention.active", { hasText: "app.py" }).waitFor({ timeout: 30_000 });
+    await session.screenshot("at-completion");
+    await page.keyboard.press("Tab");
+    await chat.locator("#mentions").waitFor({ state: "hidden" });
+    assert.equal(await chat.locator("#prompt").inputValue(), "@app.py ");
     await page.keyboard.type("What does this function do?");
     await page.keyboard.press("Enter");
     await chat.locator(".entry.assistant", { hasText: "It returns a greeting for the name." }).waitFor({ timeout: 60_000 });
