@@ -40,6 +40,13 @@ export const RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval";
 export const START_CHAT_COMMAND = "invincat.startChat";
 
 export const DIAGNOSTIC_SOURCE = "invincat";
+/** Titles of the server's lightbulb actions (mirrored from protocol.py). */
+export const FIX_TITLE = "Invincat: fix this";
+export const EXPLAIN_TITLE = "Invincat: explain";
+export const ASK_TITLE = "Invincat: ask about selection";
+export const INVINCAT_ACTION_KIND = "refactor.invincat";
+export const EXPLAIN_ACTION_KIND = "refactor.invincat.explain";
+export const ASK_ACTION_KIND = "refactor.invincat.ask";
 export const ACCEPT_EDIT_TITLE = "Invincat: accept proposed edit";
 export const REJECT_EDIT_TITLE = "Invincat: reject proposed edit";
 
