@@ -40,6 +40,14 @@ def test_the_sidebar_lists_archives_and_follows_changes_made_elsewhere(
 
     listed = "\n".join(result["listed"])
     assert result["sidebar_focused"]
+    # The key hints fit the default width (R, <CR> and q were cut off at 48); `?` lists all.
+    assert result["width"] == 48 and result["hints_fit"]
+    hints = " ".join(result["listed"][1:3])
+    for key in ("a archive", "u restore", "d delete", "A archived", "R refresh", "<CR>", "q close"):
+        assert key in hints
+    assert "? help" in hints
+    assert any(line.startswith("R ") for line in result["full_help"])
+    assert result["back_in_sidebar"]
     assert "▾ user  (0)\n    (no entries)\n▾ project  (1)\n  ▾ warm  (1)\n" in listed
     assert f"    ● [Testing] {CONTENT}" in result["listed"]
 

@@ -24,6 +24,19 @@ T.run(function()
   end)
   local listed = T.lines(memory.state().buf)
   local sidebar = vim.api.nvim_get_current_win() == memory.state().win
+  -- The key hints fit the sidebar (default width 48): every line shows whole.
+  local width = vim.api.nvim_win_get_width(memory.state().win)
+  local hints_fit = true
+  for _, line in ipairs(listed) do
+    if line:find(" · ", 1, true) and vim.fn.strdisplaywidth(line) > width then
+      hints_fit = false
+    end
+  end
+  -- `?` lists every key in a float; `q` closes it, back in the sidebar.
+  vim.api.nvim_feedkeys("?", "x", false)
+  local full_help = T.lines(0)
+  vim.api.nvim_feedkeys("q", "x", false)
+  local back_in_sidebar = vim.api.nvim_get_current_win() == memory.state().win
 
   vim.api.nvim_win_set_cursor(0, { row, 0 })
   vim.api.nvim_feedkeys("a", "x", false)
@@ -58,6 +71,10 @@ T.run(function()
   T.done({
     shown = shown,
     listed = listed,
+    width = width,
+    hints_fit = hints_fit,
+    full_help = full_help,
+    back_in_sidebar = back_in_sidebar,
     sidebar_focused = sidebar,
     store = store,
     archived_line = archived_line,

@@ -51,7 +51,23 @@ local state = {
 
 local SCOPES = { "user", "project" } -- the server's order
 local TIERS = { "hot", "warm", "cold" }
-local HELP = " a archive · u restore · d delete · A archived · R refresh · <CR> fold/show/open · q close"
+--- The key hints under the title: two short lines that fit the default width (48), so no
+--- key is cut off; `?` lists every key with what it does.
+local HELP = {
+  " a archive · u restore · d delete · q close",
+  " <CR> open · A archived · R refresh · ? help",
+}
+--- `?`: every key of the sidebar, one a line.
+local FULL_HELP = {
+  "a     archive the entry under the cursor (asks for a reason)",
+  "u     restore an archived entry",
+  "d     delete the entry (asks for a reason)",
+  "A     show / hide archived entries",
+  "<CR>  fold a scope or tier, show an entry and its history, open a citation",
+  "R     refresh from the server",
+  "q     close the sidebar",
+  "?     this help",
+}
 
 --- Where a citation points now: its new place when the text moved, else as recorded.
 ---@param entry invincat.MemoryEntry
@@ -93,13 +109,11 @@ local function render()
   if not (buf and vim.api.nvim_buf_is_valid(buf)) then
     return
   end
-  local lines = {
-    " Invincat memory" .. (state.show_archived and "  (with archived)" or ""),
-    HELP,
-    "",
-  }
+  local lines = { " Invincat memory" .. (state.show_archived and "  (with archived)" or "") }
+  vim.list_extend(lines, HELP)
+  table.insert(lines, "")
   for scope, problem in pairs(state.problems) do
-    table.insert(lines, 3, ("⚠ %s: %s"):format(scope, problem))
+    table.insert(lines, #HELP + 2, ("⚠ %s: %s"):format(scope, problem))
   end
   local rows = {}
   local marks = {}
@@ -170,7 +184,9 @@ local function render()
   vim.bo[buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { line_hl_group = "Title" })
-  vim.api.nvim_buf_set_extmark(buf, ns, 1, 0, { line_hl_group = "Comment" })
+  for row = 1, #HELP do
+    vim.api.nvim_buf_set_extmark(buf, ns, row, 0, { line_hl_group = "Comment" })
+  end
   for lnum, text in pairs(marks) do
     vim.api.nvim_buf_set_extmark(buf, ns, lnum - 1, 0, { virt_text = { { text, "Comment" } } })
   end
@@ -369,6 +385,24 @@ local function set_keymaps(buf)
   end, "Invincat: refresh")
   map("<CR>", activate, "Invincat: fold a scope or tier, show an entry")
   map("q", M.close, "Invincat: close the memory sidebar")
+  map("?", M.show_help, "Invincat: list the sidebar's keys")
+end
+
+--- `?` in the sidebar: every key in a float (`q` or <Esc> closes it).
+function M.show_help()
+  local buf = ui.scratch_buffer("invincat://memory/help", "invincat-memory-help", "wipe")
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, FULL_HELP)
+  vim.bo[buf].modifiable = false
+  local width = 0
+  for _, line in ipairs(FULL_HELP) do
+    width = math.max(width, vim.fn.strdisplaywidth(line))
+  end
+  local win = ui.open_float(buf, width, #FULL_HELP, "Invincat memory keys")
+  for _, lhs in ipairs({ "q", "<Esc>", "?" }) do
+    vim.keymap.set("n", lhs, function()
+      vim.api.nvim_win_close(win, true)
+    end, { buffer = buf, nowait = true })
+  end
 end
 
 --- Open the sidebar (or focus it) and load the entries.
