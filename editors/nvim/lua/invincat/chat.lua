@@ -3,6 +3,7 @@
 --- One buffer (`invincat://chat`) holds the conversation of the current thread. Events of
 --- every turn are rendered into it, even while no window shows it, so opening it later
 --- shows what happened.
+local context = require("invincat.context")
 local invincat = require("invincat")
 local format = require("invincat.format")
 local protocol = require("invincat.protocol")
@@ -309,10 +310,12 @@ function M.show()
   follow()
 end
 
---- Open the chat; with a prompt, send it on the current thread.
----@param opts? { prompt?: string, mode?: "agent"|"plan" }
+--- Open the chat; with a prompt, send it on the current thread with the context of the
+--- window the command ran in (`range`: lines sent as the selection).
+---@param opts? { prompt?: string, mode?: "agent"|"plan", range?: {[1]: integer, [2]: integer} }
 function M.open(opts)
   opts = opts or {}
+  local snapshot = opts.prompt and context.capture(opts.range) or nil -- before the chat takes focus
   M.show()
   -- At once, so approvals left pending by an earlier session are listed.
   local _, problem = invincat.start()
@@ -321,7 +324,7 @@ function M.open(opts)
     invincat.notify(problem, vim.log.levels.ERROR)
   end
   if opts.prompt then
-    M.send(opts.prompt, opts.mode)
+    M.send(opts.prompt, opts.mode, snapshot)
   end
 end
 
@@ -335,11 +338,13 @@ function M.close()
   state.win = nil
 end
 
---- Ask for a prompt with `vim.ui.input` and send it.
+--- Ask for a prompt with `vim.ui.input` and send it (with the context of the file window
+--- the chat was opened from).
 function M.ask()
+  local snapshot = context.capture()
   vim.ui.input({ prompt = "Invincat: " }, function(input)
     if input and vim.trim(input) ~= "" then
-      M.send(input)
+      M.send(input, nil, snapshot)
     end
   end)
 end
@@ -347,7 +352,8 @@ end
 --- Start a turn on the current thread (a new thread before the first prompt).
 ---@param prompt string
 ---@param mode? "agent"|"plan"
-function M.send(prompt, mode)
+---@param snapshot? invincat.ContextSnapshot the editor context (`context.capture()`)
+function M.send(prompt, mode, snapshot)
   if state.running then
     invincat.notify("a turn is still running; wait for it or :Invincat cancel", vim.log.levels.WARN)
     return
@@ -361,7 +367,7 @@ function M.send(prompt, mode)
   state.running = true
   update_winbar()
   local params = { prompt = prompt, threadId = state.thread_id, mode = mode or "agent" }
-  invincat.request(protocol.CHAT, params, function(err, result)
+  local function on_answer(err, result)
     if err then
       state.running = false
       append({ "  ✗ " .. err.message, "" }, "InvincatError")
@@ -372,6 +378,13 @@ function M.send(prompt, mode)
     state.thread_id = result.threadId
     state.turn_id = result.turnId
     update_winbar()
+  end
+  -- Positions are encoded once the client has negotiated its position encoding.
+  invincat.with_client(function(client)
+    params.context = context.encode(snapshot, client.offset_encoding)
+    invincat.request(protocol.CHAT, params, on_answer)
+  end, function(problem)
+    on_answer({ code = invincat.NOT_SENT, message = problem }, nil)
   end)
 end
 

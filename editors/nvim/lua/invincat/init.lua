@@ -150,9 +150,11 @@ function M.root_dir()
   return vim.fs.root(cwd, M.config.root_markers) or cwd
 end
 
+--- Whether `bufnr` is a loaded file of the project (what the client attaches to, and the
+--- only files whose context a chat sends: the server refuses uris outside the workspace).
 ---@param bufnr integer
 ---@return boolean
-local function is_project_file(bufnr)
+function M.is_project_file(bufnr)
   if not vim.api.nvim_buf_is_loaded(bufnr) or vim.bo[bufnr].buftype ~= "" then
     return false
   end
@@ -167,7 +169,7 @@ end
 --- Attach the running client to a project file buffer (so the server sees unsaved text).
 ---@param bufnr integer
 function M._on_buffer(bufnr)
-  if not is_project_file(bufnr) then
+  if not M.is_project_file(bufnr) then
     return
   end
   local client = M.client()
@@ -294,7 +296,7 @@ function M.start()
   -- known to (its announcement waits for a pause).
   require("invincat.attention")
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if is_project_file(bufnr) then
+    if M.is_project_file(bufnr) then
       vim.lsp.buf_attach_client(bufnr, id)
     end
   end
@@ -322,6 +324,7 @@ end
 
 --- Error code of a request that was never sent (no server).
 local NOT_SENT = -32099
+M.NOT_SENT = NOT_SENT
 
 ---@class invincat.RpcError
 ---@field code integer
@@ -361,21 +364,23 @@ function M.status()
   return ok and chat.status() or ""
 end
 
+--- `range`: the command's line range ({line1, line2}) when it was given one.
+---@type table<string, fun(rest: string, range?: {[1]: integer, [2]: integer})>
 local subcommands = {
-  chat = function(rest)
-    require("invincat.chat").open({ prompt = rest ~= "" and rest or nil })
+  chat = function(rest, range)
+    require("invincat.chat").open({ prompt = rest ~= "" and rest or nil, range = range })
   end,
   cancel = function()
     require("invincat.chat").cancel()
   end,
-  new = function(rest)
+  new = function(rest, range)
     require("invincat.chat").new_thread()
     if rest ~= "" then
-      require("invincat.chat").open({ prompt = rest })
+      require("invincat.chat").open({ prompt = rest, range = range })
     end
   end,
-  plan = function(rest)
-    require("invincat.plan").start(rest ~= "" and rest or nil)
+  plan = function(rest, range)
+    require("invincat.plan").start(rest ~= "" and rest or nil, range)
   end,
   memory = function()
     require("invincat.memory").open()
@@ -403,7 +408,7 @@ function M.subcommands()
 end
 
 --- `:Invincat {subcommand} [args]`.
----@param args { fargs: string[], args: string }
+---@param args { fargs: string[], args: string, range?: integer, line1?: integer, line2?: integer }
 function M.command(args)
   local name = args.fargs[1] or "chat"
   local run = subcommands[name]
@@ -415,7 +420,8 @@ function M.command(args)
     return
   end
   local rest = vim.trim((args.args or ""):gsub("^%s*%S+", "", 1))
-  run(rest)
+  local range = (args.range or 0) > 0 and { args.line1, args.line2 } or nil
+  run(rest, range)
 end
 
 return M

@@ -166,7 +166,8 @@ end
 --- `:Invincat plan [prompt]`: plan mode on the current thread; without a prompt, reopen
 --- the plan float (or ask for a prompt when there is no plan).
 ---@param prompt? string
-function M.start(prompt)
+---@param range? {[1]: integer, [2]: integer} lines sent as the selection
+function M.start(prompt, range)
   if not prompt then
     if state.phase ~= "idle" then
       return M.show()
@@ -188,7 +189,7 @@ function M.start(prompt)
   state.approval_id = nil
   state.outcome = nil
   state.thread_id = chat.thread_id()
-  chat.open({ prompt = prompt, mode = "plan" })
+  chat.open({ prompt = prompt, mode = "plan", range = range })
 end
 
 --- Send a decision on the proposed plan: approve, reject (optional message) or refine
