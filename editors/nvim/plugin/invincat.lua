@@ -9,7 +9,7 @@ vim.api.nvim_create_user_command("Invincat", function(args)
 end, {
   nargs = "*",
   range = true, -- `:'<,'>Invincat chat …` sends the lines as the selection
-  desc = "Invincat: chat, cancel, plan, memory, threads, approve, reject, new",
+  desc = "Invincat: chat, compose, cancel, plan, memory, threads, approve, reject, new",
   complete = function(arg_lead, line)
     if line:match("^%s*%S+%s+%S+%s") then
       return {} -- only the subcommand is completed; the rest is a prompt

@@ -42,7 +42,7 @@ for name, link in pairs({
   vim.api.nvim_set_hl(0, name, { link = link, default = true })
 end
 
-local HINT = "i ask · <CR> open the approval under the cursor · <C-c> cancel · q close"
+local HINT = "i ask · c compose (multi-line) · <CR> open the approval under the cursor · <C-c> cancel · q close"
 --- Shown after a pending approval's line: how to decide it.
 local APPROVAL_HINT = { { "  ← :Invincat approvals", "InvincatStatus" } }
 
@@ -87,6 +87,9 @@ local function set_keymaps(buf)
       M.ask()
     end
   end, "Invincat: open the approval under the cursor, or ask")
+  map("c", function()
+    require("invincat.compose").open()
+  end, "Invincat: compose a multi-line prompt")
   map("<C-c>", M.cancel, "Invincat: cancel the running turn")
   map("q", M.close, "Invincat: close the chat window")
 end
@@ -312,10 +315,12 @@ end
 
 --- Open the chat; with a prompt, send it on the current thread with the context of the
 --- window the command ran in (`range`: lines sent as the selection).
----@param opts? { prompt?: string, mode?: "agent"|"plan", range?: {[1]: integer, [2]: integer} }
+--- `snapshot`: a context taken earlier (the compose buffer's), instead of the current window's.
+---@param opts? { prompt?: string, mode?: "agent"|"plan", range?: {[1]: integer, [2]: integer}, snapshot?: invincat.ContextSnapshot }
 function M.open(opts)
   opts = opts or {}
-  local snapshot = opts.prompt and context.capture(opts.range) or nil -- before the chat takes focus
+  -- Taken before the chat takes focus.
+  local snapshot = opts.snapshot or (opts.prompt and context.capture(opts.range)) or nil
   M.show()
   -- At once, so approvals left pending by an earlier session are listed.
   local _, problem = invincat.start()

@@ -373,6 +373,9 @@ local subcommands = {
   cancel = function()
     require("invincat.chat").cancel()
   end,
+  compose = function(_, range)
+    require("invincat.compose").open({ range = range })
+  end,
   new = function(rest, range)
     require("invincat.chat").new_thread()
     if rest ~= "" then
