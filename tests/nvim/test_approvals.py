@@ -37,12 +37,12 @@ def test_accepting_the_code_action_edits_the_buffer_and_one_undo_restores_it(
     read = next(m for m in fake_openai.chat_requests()[1]["messages"] if m["role"] == "tool")
     assert "buffer line one" in read["content"] and "disk line" not in read["content"]
     # Nothing opened or asked when it arrived; the approval view showed it with its diff
-    # and keys; the diff tab (`d`) showed current vs proposed, in diff mode.
+    # and keys; the diff tab (`D`) showed current vs proposed, in diff mode.
     assert result["arrived"] == {"same_window": True, "tabs": 1}
     assert [p for p in result["prompts"] if p["kind"] == "select"] == []
     assert "  ⚠ Edit file notes.txt" in result["view"]
     assert "    +🐈 café: edited line two" in result["view"]
-    assert any("d side-by-side diff" in line for line in result["view"])
+    assert any("d preview in the file · D side-by-side diff" in line for line in result["view"])
     current, proposed = result["diff_windows"]
     assert current["is_file_buffer"] and current["diff"] and proposed["diff"]
     assert proposed["name"].startswith("invincat://proposed/notes.txt")
@@ -203,3 +203,33 @@ def test_typing_on_the_command_line_as_an_approval_arrives_keeps_every_key(
     told = fake_openai.chat_requests()[-1]["messages"][-1]
     assert told["role"] == "tool" and "not now" in told["content"]
     assert result["after"]["mode"] == "n" and result["after"]["tabs"] == 1
+
+
+def test_the_inline_preview_is_accepted_with_ga_and_focus_stays_on_the_file(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text(DISK)
+    fake_openai.add_steps(_edit_steps({"content": "Edited."}))
+    result = nvim("inline_preview", buffer=BUFFER)
+
+    # `d` in the approval view (typed keys): the edit shown in the file's own window, in
+    # the same tab — the replaced line highlighted, the new one as a virtual line below it,
+    # and the keys in a header line.
+    shown = result["previewed"]
+    assert shown["in_file_window"] and shown["tabs"] == 1 and not shown["view_open"]
+    assert shown["cursor_line"] == 2
+    assert shown["preview"]["removed"] == [2]
+    assert shown["preview"]["added"] == [EDITED[1]]
+    assert "Edit file notes.txt" in shown["preview"]["header"]
+    assert "ga accept · gr reject · q close" in shown["preview"]["header"]
+    assert shown["lines"] == BUFFER  # a preview changes nothing
+
+    # `ga`: accepted, the buffer changed (not the file), focus still on the file window,
+    # the preview and its keys gone.
+    after = result["after"]
+    assert after["lines"] == EDITED
+    assert (workspace / "notes.txt").read_text() == DISK
+    assert after["in_file_window"] and after["mode"] == "n" and after["tabs"] == 1
+    assert after["preview"] == {"added": [], "removed": []}  # no header either
+    assert after["ga_mapped"] is False
+    assert "Edit file notes.txt — approved" in result["chat"]

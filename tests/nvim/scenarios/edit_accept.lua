@@ -26,7 +26,7 @@ T.run(function()
 
   vim.cmd("Invincat approvals")
   local view = T.lines(0)
-  vim.api.nvim_feedkeys("d", "x", false)
+  vim.api.nvim_feedkeys("D", "x", false)
   T.wait("the diff tab", function()
     return approval.diff_tab
   end)

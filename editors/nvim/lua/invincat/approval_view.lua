@@ -11,7 +11,7 @@ local ui = require("invincat.ui")
 local M = {}
 
 local ns = vim.api.nvim_create_namespace("invincat.approval_view")
---- A longer diff is cut here; `d` shows all of it side by side.
+--- A longer diff is cut here; `d` (inline) and `D` (side by side) show all of it.
 local MAX_DIFF_LINES = 40
 
 ---@class invincat.ApprovalViewState
@@ -46,7 +46,7 @@ local function keys_line(event)
   end
   vim.list_extend(keys, { "r reject", "e edit arguments" })
   if has_diff(event) then
-    table.insert(keys, "d side-by-side diff")
+    vim.list_extend(keys, { "d preview in the file", "D side-by-side diff" })
   end
   table.insert(keys, "<CR> all choices")
   return table.concat(keys, " · ")
@@ -73,7 +73,7 @@ local function describe(event)
     local diff = vim.split(event.diff, "\n", { plain = true, trimempty = true })
     for i, line in ipairs(diff) do
       if i > MAX_DIFF_LINES then
-        table.insert(lines, { ("    … %d more lines (d shows the whole diff)"):format(#diff - MAX_DIFF_LINES), "InvincatStatus" })
+        table.insert(lines, { ("    … %d more lines (d or D shows the whole diff)"):format(#diff - MAX_DIFF_LINES), "InvincatStatus" })
         break
       end
       local first, header = line:sub(1, 1), line:sub(1, 3)
@@ -227,6 +227,31 @@ local function show_diff(approval)
   end)
 end
 
+--- `d`: the proposed edit inline in the file's window when the file is loaded (focus goes
+--- there and stays there after `ga` / `gr`); else the diff tab.
+---@param approval invincat.Approval
+local function preview(approval)
+  if not has_diff(approval.event) then
+    invincat.notify("this approval has no file diff", vim.log.levels.WARN)
+    return
+  end
+  local inline = require("invincat.preview")
+  local buf = inline.buffer_for(approval, require("invincat.diff").absolute(approval.event.path))
+  if not buf then
+    return show_diff(approval)
+  end
+  -- Close the view without going back to the origin: the preview takes focus itself.
+  local win, origin = state.win, state.origin
+  state.win = nil
+  state.deciding = nil
+  if win and vim.api.nvim_win_is_valid(win) then
+    vim.api.nvim_win_close(win, true)
+  end
+  inline.open(approval, buf, function(id, decision)
+    approvals().decide(id, decision)
+  end, origin)
+end
+
 ---@param approval invincat.Approval
 local function all_choices(approval)
   local kind = approval.event.kind
@@ -258,7 +283,8 @@ local function set_keymaps(buf)
   map("f", on_current(function(approval)
     require("invincat.plan").refine(approval.id)
   end, { plan = true }), "refine the plan")
-  map("d", on_current(show_diff, tool, false), "show the side-by-side diff")
+  map("d", on_current(preview, tool, false), "preview the edit in the file (else the diff tab)")
+  map("D", on_current(show_diff, tool, false), "show the side-by-side diff")
   map("<CR>", on_current(all_choices), "all choices")
   map("q", M.close, "close (the approvals stay pending)")
   map("<Esc>", M.close, "close (the approvals stay pending)")

@@ -252,6 +252,7 @@ function M.forget(id)
   if approval then
     pending[id] = nil
     diff.close(approval)
+    require("invincat.preview").close(id)
     view().refresh(id)
   end
 end
@@ -297,8 +298,8 @@ function M.restore_pending()
   end)
 end
 
---- The approval the cursor is on: the approval view, a chat line, the plan float, a diff
---- tab, or a pending edit's diagnostic in a file buffer.
+--- The approval the cursor is on: the approval view, a chat line, the plan float, an
+--- inline preview, a diff tab, or a pending edit's diagnostic in a file buffer.
 ---@return string?
 function M.at_cursor()
   local id = view().approval_at_cursor()
@@ -306,6 +307,10 @@ function M.at_cursor()
     or require("invincat.plan").approval_at_cursor()
   if id then
     return id
+  end
+  local previewed = require("invincat.preview").approval_in(vim.api.nvim_get_current_buf())
+  if previewed and pending[previewed] then
+    return previewed
   end
   local ok, tab_id = pcall(vim.api.nvim_tabpage_get_var, 0, "invincat_approval")
   if ok and pending[tab_id] then

@@ -3,9 +3,10 @@ local invincat = require("invincat")
 
 local M = {}
 
+--- The absolute path of a proposed edit's `path` (relative to the project root).
 ---@param path string
 ---@return string
-local function absolute(path)
+function M.absolute(path)
   if path:sub(1, 1) == "/" then
     return vim.fs.normalize(path)
   end
@@ -56,7 +57,7 @@ function M.open(approval, decide, on_close)
     return
   end
   local event = approval.event
-  local path = absolute(event.path)
+  local path = M.absolute(event.path)
   local filetype = vim.filetype.match({ filename = path })
   local current = vim.fn.bufnr(path)
   if current == -1 or not vim.api.nvim_buf_is_loaded(current) then
