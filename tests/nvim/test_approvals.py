@@ -225,11 +225,11 @@ def test_the_inline_preview_is_accepted_with_ga_and_focus_stays_on_the_file(
     assert shown["lines"] == BUFFER  # a preview changes nothing
 
     # `ga`: accepted, the buffer changed (not the file), focus still on the file window,
-    # the preview and its keys gone.
+    # the preview gone and the keys it shadowed restored.
     after = result["after"]
     assert after["lines"] == EDITED
     assert (workspace / "notes.txt").read_text() == DISK
     assert after["in_file_window"] and after["mode"] == "n" and after["tabs"] == 1
     assert after["preview"] == {"added": [], "removed": []}  # no header either
-    assert after["ga_mapped"] is False
+    assert after["ga_mapping"] == "the user's ga"  # the buffer's own mapping, put back
     assert "Edit file notes.txt — approved" in result["chat"]

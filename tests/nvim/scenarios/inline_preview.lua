@@ -1,12 +1,15 @@
 -- Real keys: a proposed edit of the open (modified) notes.txt; from the chat the user
 -- types `:Invincat approvals<CR>` and `d`: the edit is previewed inline in the file's
--- window (no new tab), then `ga` accepts it: the buffer changes and focus stays there.
+-- window (no new tab), then `ga` accepts it: the buffer changes and focus stays there,
+-- and the buffer's own `ga` mapping is back.
 local T = require("invincat_test")
 
 T.run_async(function()
   vim.cmd.edit("notes.txt")
   local file_win, buf = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, T.args.buffer)
+  -- The user's own mapping of `ga` in this buffer: shadowed by the preview, then back.
+  vim.keymap.set("n", "ga", "<Nop>", { buffer = buf, desc = "the user's ga" })
 
   vim.cmd("Invincat chat rename line two")
   local approvals = require("invincat.approvals")
@@ -47,7 +50,7 @@ T.run_async(function()
       mode = vim.api.nvim_get_mode().mode,
       tabs = #vim.api.nvim_list_tabpages(),
       preview = preview.describe(buf),
-      ga_mapped = vim.fn.maparg("ga", "n", false, true).buffer == 1,
+      ga_mapping = vim.fn.maparg("ga", "n", false, true).desc,
     },
     chat = T.chat_text(),
   })

@@ -240,6 +240,7 @@ function M.open(opts)
     vim.api.nvim_set_current_win(state.win)
     return
   end
+  require("invincat.chat") -- defines the highlight groups of the winbar
   local snapshot = context.capture(opts.range)
   local origin = vim.api.nvim_get_current_win()
   if not invincat.is_project_file(vim.api.nvim_win_get_buf(origin)) then
