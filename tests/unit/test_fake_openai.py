@@ -372,3 +372,51 @@ def test_invincat_monkeyenv_applies_to_this_process(
 ) -> None:
     assert os.environ["OPENAI_BASE_URL"] == fake_openai.base_url
     assert os.environ["INVINCAT_HOME"] == invincat_monkeyenv["INVINCAT_HOME"]
+
+
+def test_responses_api_streams_the_scripted_steps(fake_openai: FakeOpenAIServer) -> None:
+    """`/v1/responses` (what OpenAI's Codex CLI speaks) answers from the same script:
+    text as a message item, tool calls as function_call items, usage at the end; `match`
+    sees the request through its chat-shaped view (here: the tool result)."""
+    fake_openai.add_steps(
+        [
+            {
+                "content": "Running it.",
+                "tool_calls": [{"name": "exec_command", "arguments": {"cmd": "ls"}}],
+            },
+            {"match": {"has_tool_result": True}, "content": "Listed."},
+        ]
+    )
+    client = openai.OpenAI(base_url=fake_openai.base_url, api_key="test", max_retries=0)
+    events = list(client.responses.create(model="fake-model", input="list files", stream=True))
+    kinds = [e.type for e in events]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert text == "Running it."
+    final = events[-1].response
+    call = final.output[1]
+    assert (call.type, call.name, json.loads(call.arguments)) == (
+        "function_call",
+        "exec_command",
+        {"cmd": "ls"},
+    )
+    assert final.usage is not None and final.usage.total_tokens > 0
+
+    answer = client.responses.create(
+        model="fake-model",
+        input=[
+            {"role": "user", "content": "list files"},
+            {
+                "type": "function_call",
+                "call_id": call.call_id,
+                "name": call.name,
+                "arguments": call.arguments,
+            },
+            {"type": "function_call_output", "call_id": call.call_id, "output": "a.txt"},
+        ],
+    )
+    assert answer.output_text == "Listed."
+    assert [r["input"][-1]["type"] for r in fake_openai.responses_requests()[1:]] == [
+        "function_call_output"
+    ]
+    assert fake_openai.chat_requests() == []

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+RESPONSES_PATHS = frozenset({"/v1/responses", "/responses"})
 
 
 @dataclass
@@ -32,6 +33,10 @@ class RecordedRequest:
     @property
     def is_chat(self) -> bool:
         return self.path in CHAT_PATHS
+
+    @property
+    def is_responses(self) -> bool:
+        return self.path in RESPONSES_PATHS
 
     def to_json(self) -> dict[str, Any]:
         return {

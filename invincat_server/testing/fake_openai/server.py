@@ -17,8 +17,9 @@ from types import TracebackType
 from typing import Any
 
 from .completions import DEFAULT_MODEL, EXHAUSTED_CONTENT, build_reply, error_payload
-from .recording import CHAT_PATHS, RecordedRequest, RequestLog
+from .recording import CHAT_PATHS, RESPONSES_PATHS, RecordedRequest, RequestLog
 from .responses import send_completion, send_http_fault, send_stream
+from .responses_api import chat_view, send_responses_answer, send_responses_stream
 from .scenario import ScenarioError, Script, Step, http_fault_status
 from .wire import MAX_HEAD_BYTES, BadRequest, HttpRequest, read_request, send_json
 
@@ -167,6 +168,10 @@ class FakeOpenAIServer:
         """Bodies of the chat/completions requests, in arrival order."""
         return [r.body for r in self._log.snapshot() if r.is_chat]
 
+    def responses_requests(self) -> list[dict[str, Any]]:
+        """Bodies of the Responses API (`/v1/responses`) requests, in arrival order."""
+        return [r.body for r in self._log.snapshot() if r.is_responses]
+
     def add_steps(self, steps: list[dict[str, Any]]) -> None:
         """Append steps (validated first; ScenarioError on a bad one). Thread-safe."""
         self._script.add(steps)
@@ -228,11 +233,11 @@ class FakeOpenAIServer:
             return
         route = request.path.rstrip("/") or "/"
         method = request.method
-        if route in CHAT_PATHS:
+        if route in CHAT_PATHS or route in RESPONSES_PATHS:
             if method != "POST":
                 await self._not_allowed(request, writer)
             else:
-                await self._chat(request, reader, writer)
+                await self._chat(request, reader, writer, responses_api=route in RESPONSES_PATHS)
         elif route in MODEL_PATHS:
             if method != "GET":
                 await self._not_allowed(request, writer)
@@ -307,7 +312,12 @@ class FakeOpenAIServer:
     # --- chat completions ----------------------------------------------------------
 
     async def _chat(
-        self, request: HttpRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        request: HttpRequest,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        responses_api: bool = False,
     ) -> None:
         body = _safe_json(request)
         if not isinstance(body, dict):
@@ -316,7 +326,10 @@ class FakeOpenAIServer:
             await send_json(writer, 400, error_payload(400, message))
             return
 
-        step = self._script.take(body)
+        # Steps match (and prompt tokens are counted) on the chat-shaped view of a
+        # Responses API request, so one scenario serves both APIs.
+        view = chat_view(body) if responses_api else body
+        step = self._script.take(view)
         fault = step.get("fault") if step else None
         outcome = "exhausted" if step is None else (f"fault:{fault}" if fault else "ok")
         record = self._record(request, body, step, outcome)
@@ -356,12 +369,17 @@ class FakeOpenAIServer:
 
         reply = build_reply(
             step,
-            body,
-            completion_id=f"chatcmpl-fake{number}",
+            view,
+            completion_id=f"resp_fake{number}" if responses_api else f"chatcmpl-fake{number}",
             created=int(time.time()),
             next_call_id=self._next_call_id,
         )
-        if body.get("stream"):
+        if responses_api:
+            if body.get("stream"):
+                await send_responses_stream(writer, reply, step, headers)
+            else:
+                await send_responses_answer(writer, reply, step, headers)
+        elif body.get("stream"):
             options = body.get("stream_options")
             include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
             await send_stream(writer, reply, step, include_usage, headers)
