@@ -6,7 +6,6 @@ Kept free of heavy imports so `--help` and argument errors are instant.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import TYPE_CHECKING
 
@@ -142,6 +141,8 @@ def _run_chat(parser: argparse.ArgumentParser, args: argparse.Namespace, setting
         parser.error("--thread and --resume cannot be combined")
     if args.plan and not args.prompt:
         parser.error("--plan needs a PROMPT (in the REPL use /plan PROMPT)")
+    import asyncio
+
     from invincat_server.terminal.app import ChatOptions, run_chat
 
     options = ChatOptions(

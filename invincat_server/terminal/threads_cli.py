@@ -12,13 +12,15 @@ A turn running in another process right now is not visible from here; the editor
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from invincat_server.runtime.config import Settings
-from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo, saved_threads
+if TYPE_CHECKING:
+    # Loaded only when a threads command runs: `invincat --help` builds this parser too.
+    from invincat_server.runtime.config import Settings
+    from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -54,10 +56,14 @@ def _days(text: str) -> float:
 
 
 def run_threads_command(settings: Settings, args: argparse.Namespace) -> int:
+    import asyncio
+
     return asyncio.run(_run(settings, args))
 
 
 async def _run(settings: Settings, args: argparse.Namespace) -> int:
+    from invincat_server.runtime.records import Records
+
     if args.threads_command == "list":
         return await _list(settings, args.json)
     if not settings.threads_db.exists():
@@ -75,6 +81,8 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _list(settings: Settings, as_json: bool) -> int:
+    from invincat_server.runtime.records import saved_threads
+
     threads = await saved_threads(settings.threads_db)
     if as_json:
         print(json.dumps([t.to_json_dict() for t in threads]))

@@ -1,0 +1,143 @@
+"""The bookkeeping commands start at once: `invincat --help`, `--version`, `threads list`
+and `memory list|show|log` never load LangChain, LangGraph, the OpenAI SDK or the front
+ends' stacks (issue 15). Checked on the real console script with Python's own import log
+(`PYTHONPROFILEIMPORTTIME=1` is `-X importtime` for a process we do not launch ourselves),
+together with the commands' output. Their wall time is measured in bench/bench_cli.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from invincat_server import __version__
+from invincat_server.runtime.records import Records
+from tests.deadlines import DEADLINE
+from tests.terminal.cli_process import INVINCAT
+
+# Top-level packages a quick command must not import.
+HEAVY = frozenset(
+    {
+        "langchain",
+        "langchain_core",
+        "langchain_openai",
+        "langgraph",
+        "langsmith",
+        "openai",
+        "httpx",
+        "tiktoken",
+        "mcp",
+        "pygls",
+        "lsprotocol",
+        "prompt_toolkit",
+        "rich",
+    }
+)
+# The memory commands validate entries with pydantic (governance models); nothing else may.
+NOT_BEFORE_MEMORY = HEAVY | {"pydantic", "pydantic_core"}
+
+_IMPORT_LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \| (\s*)(\S+)$")
+
+
+def run_logged(
+    args: list[str], env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run the real `invincat`; return it and the top-level packages it imported."""
+    done = subprocess.run(
+        [INVINCAT, *args],
+        env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        check=False,
+    )
+    loaded = {
+        m.group(2).split(".")[0]
+        for line in done.stderr.splitlines()
+        if (m := _IMPORT_LINE.match(line))
+    }
+    assert "invincat_server" in loaded, "no import log: PYTHONPROFILEIMPORTTIME was ignored"
+    return done, loaded
+
+
+def plain_stderr(done: subprocess.CompletedProcess[str]) -> str:
+    return "\n".join(
+        line for line in done.stderr.splitlines() if not line.startswith("import time:")
+    )
+
+
+@pytest.fixture
+def saved(invincat_env: dict[str, str], invincat_home: Path, workspace: Path) -> str:
+    """One saved thread and one project memory entry; returns the entry's id."""
+
+    async def save() -> None:
+        records = await Records.open(invincat_home / "threads.sqlite")
+        try:
+            await records.touch_thread("t_quick", "how fast is it", str(workspace))
+        finally:
+            await records.close()
+
+    asyncio.run(save())
+    batch = {
+        "operations": [
+            {
+                "op": "create",
+                "scope": "project",
+                "section": "Testing",
+                "content": "Run ./scripts/test",
+            }
+        ]
+    }
+    applied = subprocess.run(
+        [INVINCAT, "memory", "apply", "--scope", "project", "-", "--cwd", str(workspace)],
+        input=json.dumps(batch),
+        env=invincat_env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        check=False,
+    )
+    assert applied.returncode == 0, applied.stderr
+    return str(json.loads(applied.stdout)["applied"][0]["id"])
+
+
+def test_help_and_version_load_nothing_heavy(invincat_env: dict[str, str]) -> None:
+    done, loaded = run_logged(["--version"], invincat_env)
+    assert (done.returncode, done.stdout) == (0, f"invincat {__version__}\n")
+    assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
+    assert "aiosqlite" not in loaded and "asyncio" not in loaded
+
+    done, loaded = run_logged(["--help"], invincat_env)
+    assert done.returncode == 0 and "usage: invincat" in done.stdout and "threads" in done.stdout
+    assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
+
+
+def test_threads_list_loads_nothing_heavy(invincat_env: dict[str, str], saved: str) -> None:
+    done, loaded = run_logged(["threads", "list", "--json"], invincat_env)
+    assert done.returncode == 0, plain_stderr(done)
+    assert [t["title"] for t in json.loads(done.stdout)] == ["how fast is it"]
+    assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
+
+
+def test_memory_list_show_log_load_no_langchain(
+    invincat_env: dict[str, str], workspace: Path, saved: str
+) -> None:
+    cwd = ["--cwd", str(workspace)]
+    done, loaded = run_logged(["memory", "list", "--json", *cwd], invincat_env)
+    assert done.returncode == 0, plain_stderr(done)
+    assert [e["id"] for e in json.loads(done.stdout)["items"]] == [saved]
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+    done, loaded = run_logged(["memory", "show", saved, *cwd], invincat_env)
+    assert done.returncode == 0, plain_stderr(done)
+    assert "Run ./scripts/test" in done.stdout
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+    done, loaded = run_logged(["memory", "log", "--json", *cwd], invincat_env)
+    assert done.returncode == 0, plain_stderr(done)
+    assert "create" in done.stdout
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
