@@ -9,7 +9,7 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from invincat_server.runtime.config import ConfigError, Settings, find_project_root
 from invincat_server.runtime.errors import SessionError
@@ -25,16 +25,15 @@ from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.session import Session
 from invincat_server.runtime.turn import Turn
 from invincat_server.terminal.approver import Approver, AutoApprover, NoAnswer, PromptApprover
-from invincat_server.terminal.line_editor import (
-    ChatCompleter,
-    Interrupted,
-    LineEditor,
-    history_path,
-)
 from invincat_server.terminal.render import HumanRenderer, JsonRenderer
 from invincat_server.terminal.retry_watch import RetryWatch
-from invincat_server.terminal.rich_render import RichRenderer
-from invincat_server.terminal.stdin import LineReader, PlainPrompter
+from invincat_server.terminal.stdin import Interrupted, LineReader, PlainPrompter
+
+if TYPE_CHECKING:
+    # rich and prompt_toolkit (~0.25 s to import) serve only a person at a terminal: they
+    # are loaded when the REPL runs there, never for one-shot, piped or --json runs.
+    from invincat_server.terminal.line_editor import LineEditor
+    from invincat_server.terminal.rich_render import RichRenderer
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 REPL_HELP = """Commands:
@@ -80,13 +79,16 @@ class ChatApp:
         self.settings = settings.with_model(options.model)
         self.options = options
         self.retries: RetryWatch | None = None
-        self.renderer: HumanRenderer | JsonRenderer = (
+        self.renderer: HumanRenderer | JsonRenderer | RichRenderer = (
             JsonRenderer() if options.json else HumanRenderer()
         )
+        self.rich: RichRenderer | None = None
         if self._interactive_terminal(sys.stdout) and not os.environ.get("NO_COLOR"):
             # Colour and live status only for a person at a terminal that wants colour.
+            from invincat_server.terminal.rich_render import RichRenderer
+
             self.retries = RetryWatch()  # retries are only logged by the client
-            self.renderer = RichRenderer(retries=self.retries)
+            self.renderer = self.rich = RichRenderer(retries=self.retries)
         self.session: Session | None = None
         self.current: Turn | None = None
         self.following: Turn | None = None
@@ -108,8 +110,8 @@ class ChatApp:
             self._err(f"--cwd {cwd} is not a directory.")
             return EXIT_USAGE
         workspace = Workspace(find_project_root(cwd))
-        if isinstance(self.renderer, RichRenderer):
-            self.renderer.root = workspace.root
+        if self.rich is not None:
+            self.rich.root = workspace.root
         try:
             self.session = await Session(
                 self.settings,
@@ -151,6 +153,8 @@ class ChatApp:
         and `--json`, whose input and output stay exactly as they were."""
         if not (self._interactive_terminal(sys.stdout) and sys.stdin.isatty()):
             return PlainPrompter(LineReader(), self.renderer.prompts)
+        from invincat_server.terminal.line_editor import ChatCompleter, LineEditor, history_path
+
         return LineEditor(
             history_path(self.settings.home, workspace.root),
             ChatCompleter(SLASH_COMMANDS, workspace.root),

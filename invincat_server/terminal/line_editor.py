@@ -25,16 +25,15 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from invincat_server.terminal.stdin import Interrupted
+
+__all__ = ["ChatCompleter", "Interrupted", "LineEditor", "history_path"]
+
 # Folders never offered for `@file` completion: big, generated or private.
 SKIPPED_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".invincat"}
 MAX_PATH_COMPLETIONS = 200
 # Keys that can answer an approval menu in one keystroke (the menu says which apply).
 MENU_KEYS = ("y", "n", "e", "s", "w", "r", "d")
-
-
-class Interrupted(Exception):
-    """Ctrl-C at a prompt (an ordinary exception: a KeyboardInterrupt inside an asyncio task
-    would stop the whole event loop)."""
 
 
 def history_path(home: Path, project_root: Path) -> Path:

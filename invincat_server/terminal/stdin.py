@@ -13,6 +13,12 @@ from collections.abc import Callable, Iterable
 from typing import TextIO
 
 
+class Interrupted(Exception):
+    """Ctrl-C at a prompt (an ordinary exception: a KeyboardInterrupt inside an asyncio task
+    would stop the whole event loop). Defined here, not beside prompt_toolkit's line editor,
+    so catching it does not load prompt_toolkit in runs that never use the editor."""
+
+
 class LineReader:
     def __init__(self, stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stdin
