@@ -50,7 +50,7 @@ def chat_view(body: dict[str, Any]) -> dict[str, Any]:
             output = item.get("output")
             text = output if isinstance(output, str) else json.dumps(output)
             messages.append({"role": "tool", "content": text})
-    view = {key: body[key] for key in ("model", "stream", "tools") if key in body}
+    view: dict[str, Any] = {k: body[k] for k in ("model", "stream", "tools") if k in body}
     view["messages"] = messages
     return view
 
