@@ -6,6 +6,7 @@ Kept free of heavy imports so `--help` and argument errors are instant.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
 
 EXIT_USAGE = 2
+WARM_VARIABLE = "INVINCAT_WARM"  # "1": one-shot chat runs in the warm server (docs/warm-server.md)
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, like `seq 1000000 | head -1`
 
 
@@ -114,9 +116,11 @@ def _check_transport(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         )
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
+    """Run the command line. `warm=False`: never hand `chat` to the warm server (what a
+    warm server's worker runs, so it does not hand the command on again)."""
     try:
-        code = _run(argv)
+        code = _run(argv, warm)
         sys.stdout.flush()  # inside the try: a closed pipe often shows only at this flush
     except BrokenPipeError:
         return _quiet_broken_pipe()
@@ -127,7 +131,6 @@ def _quiet_broken_pipe() -> int:
     """Whoever read our stdout stopped (`invincat threads list | head -1`): exit quietly,
     with the code a process killed by SIGPIPE has, instead of a traceback. Python ignores
     SIGPIPE (so sockets to the model server cannot kill us), hence the exception."""
-    import os
 
     # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -136,11 +139,23 @@ def _quiet_broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def _run_chat(parser: argparse.ArgumentParser, args: argparse.Namespace, settings: Settings) -> int:
+def _run_chat(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    settings: Settings,
+    warm_argv: list[str] | None,
+) -> int:
     if args.thread and args.resume:
         parser.error("--thread and --resume cannot be combined")
     if args.plan and not args.prompt:
         parser.error("--plan needs a PROMPT (in the REPL use /plan PROMPT)")
+    if warm_argv is not None and args.prompt is not None:
+        # One-shot turns only: the REPL is interactive, its start-up cost is paid once.
+        from invincat_server.terminal.warm_client import run_warm
+
+        code = run_warm(warm_argv, settings.home)
+        if code is not None:
+            return code
     import asyncio
 
     from invincat_server.terminal.app import ChatOptions, run_chat
@@ -162,8 +177,9 @@ def _run_chat(parser: argparse.ArgumentParser, args: argparse.Namespace, setting
         return 130
 
 
-def _run(argv: list[str] | None) -> int:
-    if (sys.argv[1:] if argv is None else argv) == ["--stdio"]:
+def _run(argv: list[str] | None, warm: bool) -> int:
+    raw_argv = sys.argv[1:] if argv is None else list(argv)
+    if raw_argv == ["--stdio"]:
         # What editors launch, on every start: skip building the whole CLI (~10 ms of
         # imports and subparsers before the server can answer `initialize`).
         from invincat_server.lsp.server import serve
@@ -201,7 +217,8 @@ def _run(argv: list[str] | None) -> int:
         print(f"invincat: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "chat":
-        return _run_chat(parser, args, settings)
+        use_warm = warm and os.environ.get(WARM_VARIABLE) == "1"
+        return _run_chat(parser, args, settings, raw_argv if use_warm else None)
     if args.command == "memory":
         from invincat_server.terminal.memory_cli import run_memory_command
 

@@ -1,0 +1,144 @@
+"""`invincat chat PROMPT` through the warm chat server (INVINCAT_WARM=1; docs/warm-server.md).
+
+Hands this process's stdin, stdout and stderr, working directory, environment and
+arguments to a worker forked by the per-user server, relays Ctrl-C, and exits with the
+worker's status. Loads no LangChain: the point is to skip those imports.
+
+Returns None whenever the server cannot be used before the command started (no server
+could be started, the code changed under it, another user's socket): the caller then runs
+the command itself, cold. Once a worker has started, the command is never run a second
+time, whatever happens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+from invincat_server.terminal.warm_common import (
+    WarmError,
+    code_version,
+    encode,
+    peer_uid,
+    read_message,
+    socket_path,
+    state_path,
+)
+
+START_DEADLINE = 120.0  # a cold server imports the whole stack first; generous on a busy box
+POLL_SECONDS = 0.02
+EXIT_LOST = 1
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def run_warm(argv: list[str], home: Path) -> int | None:
+    """The command's exit status, or None if it should run cold (see the module doc)."""
+    for _attempt in range(2):  # a server that just found the code changed makes us retry
+        try:
+            version = code_version()
+            path = socket_path(home, version)
+            conn = _connect(path) or _start_and_connect(path, version, state_path(home, version))
+        except (OSError, WarmError) as exc:
+            _note(f"warm server unavailable ({exc}); running cold")
+            return None
+        if conn is None:
+            _note("warm server did not start; running cold")
+            return None
+        with conn:
+            status = _run(conn, argv)
+        if status is not None:
+            return status
+    return None
+
+
+def _note(text: str) -> None:
+    print(f"invincat: {text}", file=sys.stderr)
+
+
+def _connect(path: Path) -> socket.socket | None:
+    """A connection to the server at `path` if one listens there and runs as us."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(str(path))
+    except (FileNotFoundError, ConnectionRefusedError):
+        conn.close()
+        return None
+    except OSError:
+        conn.close()
+        raise
+    if peer_uid(conn) != os.getuid():
+        conn.close()
+        raise WarmError(f"{path} is served by another user")
+    return conn
+
+
+def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket | None:
+    log = os.open(f"{state}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "invincat_server.terminal.warm_server",
+                str(path),
+                version,
+                str(state),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # not ours to wait for, and no terminal signals reach it
+            close_fds=True,
+        )
+    finally:
+        os.close(log)
+    deadline = time.monotonic() + START_DEADLINE
+    while time.monotonic() < deadline:
+        conn = _connect(path)
+        if conn is not None:
+            return conn
+        code = server.poll()
+        if code not in (None, 0):
+            return None  # it failed (its log says why); exit 0 means another one serves
+        time.sleep(POLL_SECONDS)
+    return None
+
+
+def _run(conn: socket.socket, argv: list[str]) -> int | None:
+    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
+    data = encode(request)
+    sent = socket.send_fds(conn, [data], [0, 1, 2])
+    conn.sendall(data[sent:])
+    try:
+        started = read_message(conn)
+    except (OSError, ValueError):
+        started = None
+    if started is None or "started" not in started:
+        return None  # refused before running anything: safe to retry or run cold
+
+    def forward(number: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):
+            conn.sendall(encode({"signal": number}))
+
+    previous = {number: signal.signal(number, forward) for number in FORWARDED}
+    try:
+        while True:
+            try:
+                message = read_message(conn)
+            except (OSError, ValueError):
+                message = None
+            if message is None:
+                _note("the warm server's worker ended without an exit status")
+                return EXIT_LOST
+            if "exit" in message:
+                return int(message["exit"])
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)

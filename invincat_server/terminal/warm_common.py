@@ -1,0 +1,146 @@
+"""What the warm chat server and its client share: where the socket lives, the code
+version that names it, peer checks and message framing (see docs/warm-server.md).
+
+Imported by the client on every warm `invincat chat`, so it stays on the standard library
+and costs a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import stat
+import struct
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import invincat_server
+
+ENABLE_VARIABLE = "INVINCAT_WARM"
+IDLE_VARIABLE = "INVINCAT_WARM_IDLE"
+DEFAULT_IDLE_SECONDS = 600.0
+MAX_MESSAGE = 4 * 1024 * 1024  # a request is argv + cwd + environment: far below this
+_HEADER = struct.Struct(">I")
+
+
+class WarmError(Exception):
+    """The warm server cannot be used safely (the caller runs cold instead)."""
+
+
+def code_version() -> str:
+    """A hash of the code a process would run: this interpreter, every file of the
+    invincat_server package (path, size, modification time) and the installed
+    distributions (their names carry their versions). A server started before any of them
+    changed has another version, hence another socket name, so no client ever reaches it.
+
+    Size and mtime rather than content: stat-ing the ~300 files takes a few milliseconds on
+    every warm start, reading them would take several times that. An edit that keeps the
+    size and restores the mtime exactly is not noticed; installs and checkouts change both.
+    """
+    digest = hashlib.sha256()
+    digest.update(f"{sys.executable}\0{sys.version}\0{invincat_server.__version__}\n".encode())
+    package = Path(invincat_server.__file__).parent
+    for root, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".pyc", ".pyo")):
+                continue
+            path = os.path.join(root, name)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue  # removed while we walked: the next check sees the new tree
+            relative = os.path.relpath(path, package)
+            digest.update(f"{relative}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    purelib = sysconfig.get_path("purelib")
+    try:
+        installed = sorted(n for n in os.listdir(purelib) if n.endswith(".dist-info"))
+    except OSError:
+        installed = []
+    digest.update("\n".join(installed).encode())
+    return digest.hexdigest()[:24]
+
+
+def state_dir(home: Path) -> Path:
+    """`$INVINCAT_HOME/run`, mode 0700: the servers' logs and locks."""
+    return _private_dir(home / "run")
+
+
+def runtime_dir() -> Path:
+    """Where the sockets live: `$XDG_RUNTIME_DIR/invincat`, else `/tmp/invincat-UID` (as
+    tmux does). Not under $INVINCAT_HOME: a unix socket's path must fit in 107 bytes."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isabs(base):
+        return _private_dir(Path(base) / "invincat")
+    return _private_dir(Path("/tmp") / f"invincat-{os.getuid()}")
+
+
+def _private_dir(directory: Path) -> Path:
+    """`directory`, created 0700; WarmError when it is a symlink, not ours, or open to
+    others and not ours to tighten (a directory another user controls could hold a
+    planted socket)."""
+    with contextlib.suppress(FileExistsError):
+        directory.mkdir(mode=0o700, parents=True)
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise WarmError(f"{directory} is not a directory owned by this user")
+    if info.st_mode & 0o077:
+        os.chmod(directory, 0o700)  # ours: tighten it rather than give up
+    return directory
+
+
+def socket_path(home: Path, version: str) -> Path:
+    """One socket per user, $INVINCAT_HOME and code version."""
+    key = hashlib.sha256(f"{home.resolve()}\0{version}".encode()).hexdigest()[:24]
+    return runtime_dir() / f"chat-{key}.sock"
+
+
+def state_path(home: Path, version: str) -> Path:
+    """`$INVINCAT_HOME/run/chat-VERSION`: add .log or .lock."""
+    return state_dir(home) / f"chat-{version}"
+
+
+def peer_uid(sock: socket.socket) -> int:
+    """The uid of the process at the other end of a unix socket (SO_PEERCRED, Linux)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        raise WarmError("this platform cannot tell who is at the other end of a socket")
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", raw)[1])
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return _HEADER.pack(len(body)) + body
+
+
+def read_exactly(sock: socket.socket, size: int, start: bytes = b"") -> bytes | None:
+    """`size` bytes (counting `start`), or None when the peer closed first."""
+    data = bytearray(start)
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def read_message(sock: socket.socket, start: bytes = b"") -> dict[str, Any] | None:
+    """One framed JSON object, or None at end of stream; ValueError on a malformed one."""
+    head = read_exactly(sock, _HEADER.size, start[: _HEADER.size])
+    if head is None:
+        return None
+    (size,) = _HEADER.unpack(head)
+    if size > MAX_MESSAGE:
+        raise ValueError("message too large")
+    body = read_exactly(sock, size, start[_HEADER.size :])
+    if body is None:
+        return None
+    message = json.loads(body)
+    if not isinstance(message, dict):
+        raise ValueError("message is not an object")
+    return message

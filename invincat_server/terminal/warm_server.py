@@ -1,0 +1,262 @@
+"""The warm chat server: a per-user process that has already imported the agent stack and
+forks one worker per `invincat chat PROMPT` (see docs/warm-server.md for the life cycle).
+
+A worker is the ordinary command line: it gets the client's stdin, stdout and stderr (the
+file descriptors themselves, passed over the socket), its working directory, environment
+and arguments, and runs `cli.main` exactly as a cold process would. Approvals, the thread
+and its records therefore go through the same code and the same threads.sqlite: nothing
+lives in the server but imported modules. Nothing here prints: the server's own output
+goes to a log file under $INVINCAT_HOME/run.
+
+Run by the client only: python -m invincat_server.terminal.warm_server SOCKET VERSION STATE
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from invincat_server.terminal.warm_common import (
+    DEFAULT_IDLE_SECONDS,
+    IDLE_VARIABLE,
+    code_version,
+    encode,
+    peer_uid,
+    read_message,
+)
+
+logger = logging.getLogger("invincat_server.warm")
+
+# What a one-shot turn imports (measured with -X importtime): loaded once here, so a worker
+# starts with them in memory instead of spending ~2.5 s importing them.
+WARM_MODULES = (
+    "invincat_server.cli",
+    "invincat_server.terminal.app",
+    "invincat_server.runtime.session",
+    "invincat_server.runtime.agent_stack",
+    "invincat_server.runtime.agents.main_agent",
+    "invincat_server.runtime.agents.memory_guard",
+    "invincat_server.runtime.agents.approval_middleware",
+    "invincat_server.runtime.agents.memory_injection",
+    "invincat_server.runtime.agents.planner",
+    "invincat_server.runtime.context.middleware",
+    "invincat_server.runtime.extensions.registry",
+    "invincat_server.runtime.memory_agent.config",
+    "invincat_server.runtime.memory.recall",
+    "invincat_server.runtime.models",
+    "invincat_server.runtime.tools.memory_search",
+    "langchain_openai",
+    "langgraph.checkpoint.sqlite.aio",
+    "openai.resources.chat.completions.completions",
+    "httpcore2",
+    "anyio._core._sockets",
+    "anyio._core._streams",
+    "detect_secrets.core.secrets_collection",
+)
+TICK_SECONDS = 1.0  # how often an idle server checks its deadline and the code version
+REQUEST_TIMEOUT = 30.0  # a connected client must send its request within this
+
+
+def idle_seconds() -> float:
+    try:
+        return max(1.0, float(os.environ.get(IDLE_VARIABLE, DEFAULT_IDLE_SECONDS)))
+    except ValueError:
+        return DEFAULT_IDLE_SECONDS
+
+
+def warm_up() -> None:
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # an optional extra not installed: the worker will say so itself
+            logger.warning("could not preload %s", name, exc_info=True)
+
+
+def serve(path: Path, version: str, state: Path) -> int:
+    """Listen on `path` until idle for `idle_seconds()` or the code changes. One server
+    per `state` (`$INVINCAT_HOME/run/chat-VERSION`): it holds `state.lock` while it lives."""
+    lock = os.open(f"{state}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        logger.info("another server already serves %s", path)
+        return 0
+    # Import first, then check: code that changed while we imported is not ours to serve.
+    warm_up()
+    if code_version() != version:
+        logger.info("the code changed while warming up; exiting")
+        return 0
+    if threading.active_count() != 1:
+        # fork() copies only this thread: a lock held by another one would stay locked.
+        logger.error("a preloaded module started a thread; not serving (fork is unsafe)")
+        return 1
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # left by a server that died: we hold the lock, so it is nobody's
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)  # the socket is created 0600: no window where it is not
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    listener.listen(16)
+    listener.settimeout(TICK_SECONDS)
+    inode = os.stat(path).st_ino
+    # Workers are reaped by the kernel; each resets this for its own children (tools).
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    logger.info("serving %s (version %s, pid %d)", path, version, os.getpid())
+    idle, last_used = idle_seconds(), time.monotonic()
+    try:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                if time.monotonic() - last_used > idle:
+                    logger.info("idle for %.0f s; exiting", idle)
+                    return 0
+                if code_version() != version or not _still_ours(path, inode):
+                    logger.info("the code changed (or the socket was replaced); exiting")
+                    return 0
+                continue
+            last_used = time.monotonic()
+            if code_version() != version:
+                conn.close()  # the client retries with a fresh server
+                logger.info("the code changed; exiting")
+                return 0
+            _accept(conn)
+    finally:
+        listener.close()
+        if _still_ours(path, inode):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _still_ours(path: Path, inode: int) -> bool:
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
+
+
+def _accept(conn: socket.socket) -> None:
+    """Check who connected, read the request, fork the worker."""
+    fds: list[int] = []
+    try:
+        uid = peer_uid(conn)
+        if uid != os.getuid():
+            logger.warning("refused a connection from uid %d", uid)
+            return
+        conn.settimeout(REQUEST_TIMEOUT)
+        first, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
+        request = read_message(conn, first) if first else None
+        if request is None or len(fds) != 3:
+            logger.warning("incomplete request; ignored")
+            return
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = _worker(conn, request, fds)
+            finally:
+                os._exit(code)
+        logger.info("worker %d started", pid)
+    except (OSError, ValueError) as exc:
+        logger.warning("bad request: %s", exc)
+    finally:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        conn.close()
+
+
+def _worker(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int:
+    """In the forked child: become the client's `invincat`, run the command, report."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.setpgid(0, 0)  # its own group: signals for it never reach the server
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    _reopen_stdio()
+    os.chdir(str(request["cwd"]))
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
+    argv = [str(a) for a in request["argv"]]
+    sys.argv = ["invincat", *argv]
+    conn.settimeout(None)
+    conn.sendall(encode({"started": os.getpid()}))  # before any work: see the client
+    threading.Thread(target=_relay_signals, args=(conn,), daemon=True).start()
+    from invincat_server.cli import main
+
+    try:
+        code = main(argv, warm=False)
+    except SystemExit as exc:  # argparse errors, like a cold run
+        code = exc.code if isinstance(exc.code, int) else 1
+    except KeyboardInterrupt:
+        code = 130
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(OSError):
+        conn.sendall(encode({"exit": code}))
+    return code
+
+
+def _reopen_stdio() -> None:
+    """Python objects for the client's descriptors, buffered as a process started on them
+    would be (stdout line-buffered only at a terminal)."""
+    sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)
+    sys.stdout = open(
+        1,
+        "w",
+        encoding="utf-8",
+        errors="surrogateescape",
+        closefd=False,
+        buffering=-1,
+        newline=None,
+    )
+    sys.stdout.reconfigure(line_buffering=os.isatty(1))
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr.reconfigure(line_buffering=True)
+
+
+def _relay_signals(conn: socket.socket) -> None:
+    """Signals the client received (Ctrl-C) arrive as messages; the client vanishing is a
+    hang-up, as for a process whose terminal closed."""
+    while True:
+        try:
+            message = read_message(conn)
+        except (OSError, ValueError):
+            message = None
+        if message is None:
+            os.kill(os.getpid(), signal.SIGHUP)
+            return
+        number = message.get("signal")
+        if number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            os.kill(os.getpid(), number)
+
+
+def main() -> int:
+    path, version, state = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+    # Our own logger, not the root one: workers keep a cold process's logging untouched.
+    fd = os.open(f"{state}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    handler = logging.StreamHandler(open(fd, "a", encoding="utf-8"))
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    return serve(path, version, state)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,233 @@
+"""The warm chat server (INVINCAT_WARM=1), end to end with the real `invincat`: one-shot
+turns run in a worker forked by a per-user server that already imported the stack, and
+
+- a server never serves code older than what is installed (the version names the socket),
+- a crashed server or worker never loses an approval (they live in threads.sqlite),
+- no other user gets in (0600 socket, and SO_PEERCRED checked even if the mode is wrong).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import invincat_server
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE, eventually
+from tests.terminal.cli_process import LiveInvincat, run_invincat
+
+
+def write_step(name: str, content: str) -> dict[str, object]:
+    return {"tool_calls": [{"name": "write_file", "arguments": {"path": name, "content": content}}]}
+
+
+def server_pids(home: Path) -> dict[Path, int]:
+    """Socket → pid of each warm server that ever served under `home` (from their logs)."""
+    found: dict[Path, int] = {}
+    for log in (home / "run").glob("chat-*.log"):
+        for match in re.finditer(r"serving (\S+) \(version \w+, pid (\d+)\)", log.read_text()):
+            found[Path(match.group(1))] = int(match.group(2))
+    return found
+
+
+def log_of(home: Path, sock: Path) -> str:
+    [text] = [
+        log.read_text() for log in (home / "run").glob("chat-*.log") if str(sock) in log.read_text()
+    ]
+    return text
+
+
+def workers(home: Path) -> list[int]:
+    pids: list[int] = []
+    for log in (home / "run").glob("chat-*.log"):
+        pids += [int(p) for p in re.findall(r"worker (\d+) started", log.read_text())]
+    return pids
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped) is not alive.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.fixture
+def warm_env(invincat_env: dict[str, str], invincat_home: Path) -> Iterator[dict[str, str]]:
+    env = {**invincat_env, "INVINCAT_WARM": "1", "INVINCAT_WARM_IDLE": "120"}
+    yield env
+    for pid in server_pids(invincat_home).values():  # the servers this test started
+        if alive(pid):
+            os.kill(pid, signal.SIGTERM)
+
+
+def test_one_shot_turns_run_in_one_warm_server_with_a_private_socket(
+    fake_openai: FakeOpenAIServer, warm_env: dict[str, str], invincat_home: Path, workspace: Path
+) -> None:
+    for n in (1, 2):
+        fake_openai.add_steps([write_step(f"f{n}.txt", f"{n}\n"), {"content": f"wrote {n}"}])
+        done = run_invincat(
+            ["chat", f"write {n}", "--yes", "--json", "--cwd", str(workspace)], warm_env
+        )
+        assert done.code == 0, done.stderr
+        assert done.of_type("turn_end")[-1]["status"] == "completed"
+        assert (workspace / f"f{n}.txt").read_text() == f"{n}\n"
+        assert done.stderr == "", done.stderr
+    [(sock, pid)] = server_pids(invincat_home).items()  # one server served both
+    assert len(workers(invincat_home)) == 2 and alive(pid)
+    for private in (invincat_home / "run", sock.parent):
+        assert os.stat(private).st_mode & 0o777 == 0o700
+    assert os.stat(sock).st_mode & 0o777 == 0o600
+
+    # Exit status and stderr come back as from a cold run (an unknown thread: usage error).
+    done = run_invincat(["chat", "hi", "--thread", "t_nope", "--cwd", str(workspace)], warm_env)
+    assert done.code == 2 and "unknown thread 't_nope'" in done.stderr
+
+
+def test_a_server_never_serves_code_older_than_the_installed_code(
+    fake_openai: FakeOpenAIServer, warm_env: dict[str, str], invincat_home: Path, workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "first"}])
+    assert run_invincat(["chat", "one", "--json", "--cwd", str(workspace)], warm_env).code == 0
+    [(old_sock, old_pid)] = server_pids(invincat_home).items()
+
+    # The installed code changes (an upgrade, a checkout): a new file in the package.
+    probe = Path(invincat_server.__file__).parent / f"_warm_probe_{uuid.uuid4().hex}.txt"
+    probe.write_text("changed\n")
+    try:
+        fake_openai.add_steps([{"content": "second"}])
+        done = run_invincat(["chat", "two", "--json", "--cwd", str(workspace)], warm_env)
+        assert done.code == 0, done.stderr
+        servers = server_pids(invincat_home)
+        assert len(servers) == 2, servers
+        [new_sock] = set(servers) - {old_sock}
+        # The old server served nothing more: the one worker after the change is the new one's.
+        assert log_of(invincat_home, new_sock).count("worker") == 1
+        assert log_of(invincat_home, old_sock).count("worker") == 1
+        # ...and it leaves by itself, taking its socket with it.
+        assert eventually(lambda: not alive(old_pid))
+        assert not old_sock.exists()
+    finally:
+        probe.unlink()
+
+
+def test_a_crashed_server_or_worker_loses_no_approval(
+    fake_openai: FakeOpenAIServer, warm_env: dict[str, str], invincat_home: Path, workspace: Path
+) -> None:
+    fake_openai.add_steps([write_step("a.txt", "A\n"), {"content": "wrote a"}])
+    first = LiveInvincat(["chat", "write a", "--json", "--cwd", str(workspace)], warm_env)
+    asked = first.wait_for("approval_requested")
+    [server] = server_pids(invincat_home).values()
+    os.kill(server, signal.SIGKILL)  # the server crashes while its worker waits
+    assert eventually(lambda: not alive(server))
+    first.send("y\n")  # the worker is a process of its own: the user's answer still counts
+    assert first.wait_for("turn_end")["status"] == "completed"
+    assert first.finish() == 0, first.stderr
+    assert (workspace / "a.txt").read_text() == "A\n"
+
+    # Now the worker itself dies at an approval (like a crash): it stays pending on disk.
+    fake_openai.add_steps([write_step("b.txt", "B\n"), {"content": "wrote b"}])
+    second = LiveInvincat(["chat", "write b", "--json", "--cwd", str(workspace)], warm_env)
+    asked = second.wait_for("approval_requested")
+    worker = workers(invincat_home)[-1]
+    os.kill(worker, signal.SIGKILL)
+    assert second.finish() == 1  # the client says its worker was lost
+    assert "ended without an exit status" in second.stderr
+    assert not (workspace / "b.txt").exists()
+
+    resumed = run_invincat(
+        ["chat", "--thread", asked["thread_id"], "--json", "--cwd", str(workspace)],
+        warm_env,
+        input="y\n",
+    )
+    assert resumed.code == 0, resumed.stderr
+    [resolved] = resumed.of_type("approval_resolved")
+    assert resolved["approval_id"] == asked["approval_id"]
+    assert (workspace / "b.txt").read_text() == "B\n"
+
+
+ATTACKER = r"""
+import json, os, socket, struct, sys
+path, workspace, base_url = sys.argv[1:4]
+request = {
+    "argv": ["chat", "write it", "--yes", "--json", "--cwd", workspace],
+    "cwd": workspace,
+    "env": {"INVINCAT_HOME": workspace + "/attacker-home", "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": "k", "INVINCAT_MODEL": "fake-model",
+            "INVINCAT_MEMORY_EXTRACTION": "off", "PATH": "/usr/bin:/bin"},
+}
+body = json.dumps(request).encode()
+data = struct.pack(">I", len(body)) + body
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect(path)
+try:
+    sent = socket.send_fds(conn, [data], [0, 1, 2])
+    conn.sendall(data[sent:])
+    reply = b""
+    while chunk := conn.recv(4096):  # until the worker (if any) reports its exit
+        reply += chunk
+except (ConnectionResetError, BrokenPipeError):
+    reply = b""
+print("REPLY=" + repr(reply))
+"""
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another user")
+def test_another_user_cannot_run_commands_through_the_server(
+    fake_openai: FakeOpenAIServer, warm_env: dict[str, str], workspace: Path
+) -> None:
+    # A home others can reach, so that only the server's own check stands in the way.
+    shared = Path(tempfile.mkdtemp(prefix="invincat-warm-"))
+    try:
+        os.chmod(shared, 0o755)
+        home, target = shared / "home", shared / "victim-project"
+        (target / ".git").mkdir(parents=True)
+        os.chmod(target, 0o777)
+        env = {**warm_env, "INVINCAT_HOME": str(home), "XDG_RUNTIME_DIR": str(shared / "xdg")}
+        fake_openai.add_steps([{"content": "warm"}])
+        assert run_invincat(["chat", "hi", "--json", "--cwd", str(workspace)], env).code == 0
+        [(sock, _pid)] = server_pids(home).items()
+        assert sock.parent == shared / "xdg" / "invincat"
+        # The permission mistake: the socket's directory and the socket opened to everyone.
+        for directory in (shared / "xdg", sock.parent):
+            os.chmod(directory, 0o755)
+        os.chmod(sock, 0o666)
+
+        fake_openai.add_steps([write_step("pwned.txt", "owned\n"), {"content": "done"}])
+        attack = subprocess.run(
+            [
+                "/usr/bin/python3",
+                "-c",
+                ATTACKER,
+                str(sock),
+                str(target),
+                fake_openai.base_url,
+            ],
+            user=65534,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+            check=False,
+        )
+        assert attack.returncode == 0, attack.stderr
+        assert not (target / "pwned.txt").exists()
+        assert "REPLY=b''" in attack.stdout  # closed without starting a worker
+        assert "refused a connection from uid 65534" in log_of(home, sock)
+        assert len(fake_openai.pending_steps()) == 2  # the model was never even asked
+    finally:
+        for pid in server_pids(shared / "home").values():
+            if alive(pid):
+                os.kill(pid, signal.SIGTERM)
+        subprocess.run(["rm", "-rf", str(shared)], check=False)
