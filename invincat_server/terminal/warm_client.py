@@ -112,11 +112,11 @@ def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket |
 
 
 def _run(conn: socket.socket, argv: list[str]) -> int | None:
-    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
-    data = encode(request)
-    sent = socket.send_fds(conn, [data], [0, 1, 2])
-    conn.sendall(data[sent:])
     try:
+        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
+        data = encode(request)
+        sent = socket.send_fds(conn, [data], [0, 1, 2])  # OSError if one of them is closed
+        conn.sendall(data[sent:])
         started = read_message(conn)
     except (OSError, ValueError):
         started = None
