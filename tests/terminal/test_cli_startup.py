@@ -16,6 +16,7 @@ import pytest
 
 from invincat_server import __version__
 from invincat_server.runtime.records import Records
+from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.deadlines import DEADLINE
 from tests.terminal.cli_process import INVINCAT
 
@@ -141,3 +142,22 @@ def test_memory_list_show_log_load_no_langchain(
     assert done.returncode == 0, plain_stderr(done)
     assert "create" in done.stdout
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+
+def test_one_shot_chat_skips_the_terminal_ui_and_absent_extensions(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """A one-shot (here --json) turn loads neither our rich renderer nor prompt_toolkit (the
+    REPL's; rich itself still comes in through httpx's own CLI module, which langgraph_sdk
+    imports), and a project without an MCP config never loads the MCP SDK."""
+    fake_openai.add_steps([{"content": "hello"}])
+    done, loaded = run_logged(["chat", "hi", "--json", "--cwd", str(workspace)], invincat_env)
+    assert done.returncode == 0, plain_stderr(done)
+    assert '"status": "completed"' in done.stdout.splitlines()[-1]
+    assert not loaded & {"prompt_toolkit", "mcp"}, sorted(loaded & {"prompt_toolkit", "mcp"})
+    modules = {m.group(2) for line in done.stderr.splitlines() if (m := _IMPORT_LINE.match(line))}
+    assert "invincat_server.terminal.app" in modules
+    assert not modules & {
+        "invincat_server.terminal.rich_render",
+        "invincat_server.terminal.line_editor",
+    }
