@@ -231,3 +231,23 @@ def test_another_user_cannot_run_commands_through_the_server(
             if alive(pid):
                 os.kill(pid, signal.SIGTERM)
         subprocess.run(["rm", "-rf", str(shared)], check=False)
+
+
+def test_ctrl_c_reaches_the_worker_and_a_cancel_approves_nothing(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    warm_env: dict[str, str],
+    workspace: Path,
+) -> None:
+    """Ctrl-C goes to the client (the terminal's foreground process); it is relayed, and
+    the worker cancels the turn exactly as a cold process does."""
+    codes = []
+    for env, name in ((invincat_env, "cold.txt"), (warm_env, "warm.txt")):
+        fake_openai.add_steps([write_step(name, "x\n")])
+        live = LiveInvincat(["chat", f"write {name}", "--json", "--cwd", str(workspace)], env)
+        live.wait_for("approval_requested")
+        live.interrupt()
+        live.wait_for("turn_end", status="cancelled")
+        codes.append(live.finish())
+        assert not (workspace / name).exists()
+    assert codes[1] == codes[0], codes
