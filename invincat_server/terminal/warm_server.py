@@ -133,7 +133,7 @@ def serve(path: Path, version: str, state: Path) -> int:
                 conn.close()  # the client retries with a fresh server
                 logger.info("the code changed; exiting")
                 return 0
-            _accept(conn)
+            _accept(conn, inherited=(listener.fileno(), lock))
     finally:
         listener.close()
         if _still_ours(path, inode):
@@ -148,8 +148,11 @@ def _still_ours(path: Path, inode: int) -> bool:
         return False
 
 
-def _accept(conn: socket.socket) -> None:
-    """Check who connected, read the request, fork the worker."""
+def _accept(conn: socket.socket, inherited: tuple[int, ...]) -> None:
+    """Check who connected, read the request, fork the worker. `inherited`: the server's
+    listening socket and lock, which the worker closes at once: a worker that outlives a
+    crashed server (waiting at an approval) must not keep the socket accepting into a
+    backlog nobody reads, nor the lock that lets the next server start."""
     fds: list[int] = []
     try:
         uid = peer_uid(conn)
@@ -166,6 +169,8 @@ def _accept(conn: socket.socket) -> None:
         if pid == 0:
             code = 1
             try:
+                for fd in inherited:
+                    os.close(fd)
                 code = _worker(conn, request, fds)
             finally:
                 os._exit(code)

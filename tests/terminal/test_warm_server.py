@@ -126,12 +126,24 @@ def test_a_server_never_serves_code_older_than_the_installed_code(
 def test_a_crashed_server_or_worker_loses_no_approval(
     fake_openai: FakeOpenAIServer, warm_env: dict[str, str], invincat_home: Path, workspace: Path
 ) -> None:
-    fake_openai.add_steps([write_step("a.txt", "A\n"), {"content": "wrote a"}])
+    fake_openai.add_steps(
+        [
+            write_step("a.txt", "A\n"),
+            {"match": {"has_tool_result": True}, "content": "wrote a"},
+            {"match": {"last_user_contains": "meanwhile"}, "content": "served"},
+        ]
+    )
     first = LiveInvincat(["chat", "write a", "--json", "--cwd", str(workspace)], warm_env)
     asked = first.wait_for("approval_requested")
     [server] = server_pids(invincat_home).values()
     os.kill(server, signal.SIGKILL)  # the server crashes while its worker waits
     assert eventually(lambda: not alive(server))
+    # Meanwhile another command is served by a new server: the waiting worker holds
+    # neither the old socket nor the old server's lock.
+    meanwhile = run_invincat(["chat", "meanwhile", "--json", "--cwd", str(workspace)], warm_env)
+    assert meanwhile.code == 0 and meanwhile.stderr == "", meanwhile.stderr
+    [replacement] = server_pids(invincat_home).values()  # the same socket path, a new server
+    assert replacement != server and alive(replacement)
     first.send("y\n")  # the worker is a process of its own: the user's answer still counts
     assert first.wait_for("turn_end")["status"] == "completed"
     assert first.finish() == 0, first.stderr
