@@ -114,6 +114,8 @@ def serve(path: Path, version: str, state: Path) -> int:
     inode = os.stat(path).st_ino
     # Workers are reaped by the kernel; each resets this for its own children (tools).
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    # `kill PID` ends the server through the `finally` below, which removes its socket.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     logger.info("serving %s (version %s, pid %d)", path, version, os.getpid())
     idle, last_used = idle_seconds(), time.monotonic()
     try:
@@ -139,6 +141,10 @@ def serve(path: Path, version: str, state: Path) -> int:
         if _still_ours(path, inode):
             with contextlib.suppress(OSError):
                 path.unlink()
+
+
+def _exit_on_signal(number: int, _frame: object) -> None:
+    raise SystemExit(0)
 
 
 def _still_ours(path: Path, inode: int) -> bool:

@@ -95,6 +95,9 @@ def test_one_shot_turns_run_in_one_warm_server_with_a_private_socket(
     done = run_invincat(["chat", "hi", "--thread", "t_nope", "--cwd", str(workspace)], warm_env)
     assert done.code == 2 and "unknown thread 't_nope'" in done.stderr
 
+    os.kill(pid, signal.SIGTERM)  # `kill` stops the server and takes its socket away
+    assert eventually(lambda: not alive(pid) and not sock.exists())
+
 
 def test_a_server_never_serves_code_older_than_the_installed_code(
     fake_openai: FakeOpenAIServer, warm_env: dict[str, str], invincat_home: Path, workspace: Path
