@@ -71,6 +71,9 @@ export interface Session {
   page: Page;
   /** Take a screenshot named `NN-name.png` into the artifacts folder. */
   screenshot(name: string): Promise<string>;
+  /** Print what the server and the model saw (the tail of the Invincat output channel, the
+   * fake model's requests): CI shows only the console, not the artifacts folder. */
+  diagnose(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -179,6 +182,7 @@ export async function startSession(options: StartOptions): Promise<Session> {
   let browser: Browser | undefined;
   const stop = async (): Promise<void> => {
     await browser?.close().catch(() => undefined);
+    copyServerLogs(dir, artifacts);
     for (const child of children.reverse()) {
       await child.kill();
     }
@@ -274,6 +278,9 @@ export async function startSession(options: StartOptions): Promise<Session> {
         await page.screenshot({ path: file, timeout: 15_000 });
         return file;
       },
+      async diagnose() {
+        await printDiagnosis(dir, artifacts, started.fake);
+      },
       stop,
     };
   } catch (error) {
@@ -307,4 +314,70 @@ function editorSettings(t: Tools): Record<string, unknown> {
     "window.commandCenter": false,
     "remote.autoForwardPorts": false,
   };
+}
+
+/** The Invincat output channel logs code-server wrote under the user data folder. */
+function serverLogs(dir: string): string[] {
+  const found: string[] = [];
+  const walk = (folder: string, depth: number): void => {
+    if (depth > 8 || !fs.existsSync(folder)) {
+      return;
+    }
+    for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+      const full = path.join(folder, entry.name);
+      if (entry.isDirectory()) {
+        walk(full, depth + 1);
+      } else if (/invincat/i.test(entry.name) && entry.name.endsWith(".log")) {
+        found.push(full);
+      }
+    }
+  };
+  walk(path.join(dir, "code-user-data", "logs"), 0);
+  return found;
+}
+
+/** Keep the server's logs with the screenshots (the session folder is deleted). */
+function copyServerLogs(dir: string, artifacts: string): void {
+  for (const file of serverLogs(dir)) {
+    try {
+      fs.copyFileSync(file, path.join(artifacts, `server-${path.basename(file)}`));
+    } catch {
+      // best effort: a missing log must not hide the test's own failure
+    }
+  }
+}
+
+function tail(file: string, lines: number): string {
+  try {
+    return fs.readFileSync(file, "utf8").split("\n").slice(-lines).join("\n");
+  } catch (error) {
+    return `(cannot read ${file}: ${error})`;
+  }
+}
+
+async function printDiagnosis(dir: string, artifacts: string, fake: FakeModel): Promise<void> {
+  const out: string[] = ["# diagnosis: what the server and the fake model saw"];
+  for (const file of serverLogs(dir)) {
+    // Server stderr and LSP trace lines; the invincat/event notifications are the
+    // interesting part, so keep a generous tail but cut very long lines.
+    const text = tail(file, 120)
+      .split("\n")
+      .map((line) => (line.length > 400 ? `${line.slice(0, 400)}…` : line))
+      .join("\n");
+    out.push(`## ${path.basename(file)} (last 120 lines)`, text);
+  }
+  out.push("## fake-openai.log (last 30 lines)", tail(path.join(artifacts, "fake-openai.log"), 30));
+  try {
+    const requests = await fake.requests();
+    out.push(`## fake model requests: ${requests.length}`);
+    for (const [i, r] of requests.slice(-10).entries()) {
+      const body = r.body as { model?: string; messages?: { role?: string; content?: unknown }[] };
+      const last = body.messages?.[body.messages.length - 1];
+      const content = typeof last?.content === "string" ? last.content.slice(0, 160) : JSON.stringify(last?.content ?? null).slice(0, 160);
+      out.push(`${requests.length - Math.min(10, requests.length) + i}: model=${body.model} outcome=${r.outcome} last=${last?.role}: ${content}`);
+    }
+  } catch (error) {
+    out.push(`(fake model requests unavailable: ${error})`);
+  }
+  console.log(out.join("\n"));
 }

@@ -74,6 +74,7 @@ async function step(t: TestContext, name: string, body: (st: TestContext) => Pro
       await body(st);
     } catch (error) {
       await session.screenshot(`FAILED-${name.split(":")[0].replace(/\W+/g, "-")}`).catch(() => undefined);
+      await session.diagnose().catch(() => undefined);
       throw error;
     }
   });
