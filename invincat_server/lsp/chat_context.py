@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.lsp.documents import uri_to_path
-from invincat_server.lsp.protocol import ParamsError
+from invincat_server.lsp.protocol import ParamsError, json_kind
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
@@ -40,7 +40,7 @@ class _Checker:
                 self.problems.append(f"`{where}` is required")
             return None
         if not isinstance(value, dict):
-            self.problems.append(f"`{where}` must be an object, got {_kind(value)}")
+            self.problems.append(f"`{where}` must be an object, got {json_kind(value)}")
             return None
         return value
 
@@ -48,7 +48,7 @@ class _Checker:
         if value is None:
             return []
         if not isinstance(value, list):
-            self.problems.append(f"`{where}` must be an array, got {_kind(value)}")
+            self.problems.append(f"`{where}` must be an array, got {json_kind(value)}")
             return []
         if len(value) > MAX_ITEMS:
             self.problems.append(f"`{where}` has {len(value)} items; at most {MAX_ITEMS}")
@@ -61,7 +61,7 @@ class _Checker:
                 self.problems.append(f"`{where}` is required")
             return None
         if not isinstance(value, str):
-            self.problems.append(f"`{where}` must be a string, got {_kind(value)}")
+            self.problems.append(f"`{where}` must be a string, got {json_kind(value)}")
             return None
         return value
 
@@ -97,23 +97,11 @@ class _Checker:
         return start, end
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _show(value: Any) -> str:
     return (
         repr(value)
         if isinstance(value, int | float) and not isinstance(value, bool)
-        else _kind(value)
+        else json_kind(value)
     )
 
 
@@ -188,7 +176,8 @@ class _ContextParser(_Checker):
         source = self.string(entry.get("source"), f"{where}.source")
         code = entry.get("code")
         if code is not None and (isinstance(code, bool) or not isinstance(code, str | int)):
-            self.problems.append(f"`{where}.code` must be a string or a number, got {_kind(code)}")
+            got = json_kind(code)
+            self.problems.append(f"`{where}.code` must be a string or a number, got {got}")
             code = None
         if uri is not None and span is not None and message is not None:
             self.parsed.diagnostics.append(

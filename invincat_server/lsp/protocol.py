@@ -310,7 +310,8 @@ class OffloadParams:
 P = TypeVar("P")
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON type of a decoded value, as error messages name it."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -338,9 +339,7 @@ def parse_params(cls: type[P], raw: Any, method: str) -> P:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise ParamsError(
-            f"Invalid params for {method}: expected an object, got {_json_kind(raw)}."
-        )
+        raise ParamsError(f"Invalid params for {method}: expected an object, got {json_kind(raw)}.")
     values: dict[str, Any] = {}
     problems: list[str] = []
     for field in attrs.fields(cls):  # type: ignore[arg-type]  # P is an attrs class
@@ -357,7 +356,7 @@ def parse_params(cls: type[P], raw: Any, method: str) -> P:
         # bool is an int in Python, but `"wait": 1` or `"threadId": true` is a client bug.
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             wanted = " or ".join(dict.fromkeys(_KIND_NAMES.get(k, "an array") for k in kinds))
-            problems.append(f"`{key}` must be {wanted}, got {_json_kind(value)}")
+            problems.append(f"`{key}` must be {wanted}, got {json_kind(value)}")
             continue
         if choices is not None and value not in choices:
             allowed = ", ".join(repr(choice) for choice in choices)
