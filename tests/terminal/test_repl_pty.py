@@ -198,7 +198,10 @@ def test_tab_completes_slash_commands_and_workspace_files(
         assert term.wait_exit() == 0
     finally:
         term.close()
-    assert _user_prompts(fake_openai) == ["look at @src/parser_main.py"]
+    # The completed mention is sent as typed, and the file it names is attached.
+    [sent] = _user_prompts(fake_openai)
+    assert sent.startswith("look at @src/parser_main.py")
+    assert "<editor_context>" in sent and "x = 1" in sent
 
 
 def test_tool_output_is_collapsed_and_expand_shows_all_of_it(
