@@ -32,6 +32,15 @@ M.STATUS_CHANGED = "invincat/statusChanged"
 M.RESOLVE_APPROVAL_COMMAND = "invincat.resolveApproval"
 
 M.DIAGNOSTIC_SOURCE = "invincat"
+-- "Invincat: fix this / explain / ask" code actions (any server's diagnostics) run this
+-- command with the invincat/chat params.
+M.START_CHAT_COMMAND = "invincat.startChat"
+M.FIX_TITLE = "Invincat: fix this"
+M.EXPLAIN_TITLE = "Invincat: explain"
+M.ASK_TITLE = "Invincat: ask about selection"
+M.INVINCAT_ACTION_KIND = "refactor.invincat"
+M.EXPLAIN_ACTION_KIND = "refactor.invincat.explain"
+M.ASK_ACTION_KIND = "refactor.invincat.ask"
 M.ACCEPT_EDIT_TITLE = "Invincat: accept proposed edit"
 M.REJECT_EDIT_TITLE = "Invincat: reject proposed edit"
 
