@@ -8,7 +8,12 @@ import logging
 
 from .completions import Reply, completion_object, error_payload, sse_event, stream_chunks
 from .scenario import Step
-from .wire import LAST_CHUNK, encode_chunk, response_head, send_json, send_response
+from .wire import (
+    response_head,
+    send_event_stream,
+    send_json,
+    send_response,
+)
 
 logger = logging.getLogger("invincat_server.testing.fake_openai")
 
@@ -79,27 +84,7 @@ async def send_stream(
         keep = min(step.get("cut_after_chunks", max(1, body_count // 2)), body_count)
         events = events[: 1 + keep]
 
-    writer.write(
-        response_head(
-            200,
-            [
-                ("Content-Type", "text/event-stream; charset=utf-8"),
-                ("Transfer-Encoding", "chunked"),
-                ("Cache-Control", "no-cache"),
-                *headers,
-            ],
-        )
-    )
-    await writer.drain()
-    chunk_delay = step.get("chunk_delay", 0)
-    for i, event in enumerate(events):
-        if i and chunk_delay:
-            await asyncio.sleep(chunk_delay)
-        writer.write(encode_chunk(event))
-        await writer.drain()
+    await send_event_stream(writer, events, headers, step.get("chunk_delay", 0), cut)
     if cut:
         # No terminating zero-size chunk and no [DONE]: the caller closes the socket.
         logger.info("fake-openai: cut the stream after %d events", len(events))
-        return
-    writer.write(LAST_CHUNK)
-    await writer.drain()

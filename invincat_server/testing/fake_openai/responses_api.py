@@ -16,7 +16,7 @@ from typing import Any
 
 from .completions import Reply, split_text
 from .scenario import Step
-from .wire import LAST_CHUNK, encode_chunk, response_head, send_json
+from .wire import send_event_stream, send_json
 
 logger = logging.getLogger("invincat_server.testing.fake_openai")
 
@@ -191,26 +191,7 @@ async def send_responses_stream(
         body_count = len(events) - 2  # between response.created and response.completed
         keep = min(step.get("cut_after_chunks", max(1, body_count // 2)), body_count)
         events = events[: 1 + keep]
-    writer.write(
-        response_head(
-            200,
-            [
-                ("Content-Type", "text/event-stream; charset=utf-8"),
-                ("Transfer-Encoding", "chunked"),
-                ("Cache-Control", "no-cache"),
-                *headers,
-            ],
-        )
-    )
-    await writer.drain()
-    chunk_delay = step.get("chunk_delay", 0)
-    for i, event in enumerate(events):
-        if i and chunk_delay:
-            await asyncio.sleep(chunk_delay)
-        writer.write(encode_chunk(_sse(event)))
-        await writer.drain()
+    encoded = [_sse(event) for event in events]
+    await send_event_stream(writer, encoded, headers, step.get("chunk_delay", 0), fault == "cut")
     if fault == "cut":
         logger.info("fake-openai: cut the responses stream after %d events", len(events))
-        return
-    writer.write(LAST_CHUNK)
-    await writer.drain()

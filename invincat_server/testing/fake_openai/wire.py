@@ -166,3 +166,35 @@ def encode_chunk(data: bytes) -> bytes:
 
 
 LAST_CHUNK = b"0\r\n\r\n"
+
+
+async def send_event_stream(
+    writer: asyncio.StreamWriter,
+    events: list[bytes],
+    headers: list[tuple[str, str]],
+    chunk_delay: float,
+    cut: bool,
+) -> None:
+    """SSE `events` (already encoded) as a chunked `text/event-stream` body, `chunk_delay`
+    seconds apart. With `cut` the terminating zero-size chunk is left out: the caller
+    then drops the connection mid-body."""
+    writer.write(
+        response_head(
+            200,
+            [
+                ("Content-Type", "text/event-stream; charset=utf-8"),
+                ("Transfer-Encoding", "chunked"),
+                ("Cache-Control", "no-cache"),
+                *headers,
+            ],
+        )
+    )
+    await writer.drain()
+    for i, event in enumerate(events):
+        if i and chunk_delay:
+            await asyncio.sleep(chunk_delay)
+        writer.write(encode_chunk(event))
+        await writer.drain()
+    if not cut:
+        writer.write(LAST_CHUNK)
+        await writer.drain()
