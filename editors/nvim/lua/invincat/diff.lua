@@ -13,9 +13,11 @@ function M.absolute(path)
   return vim.fs.normalize(invincat.root_dir() .. "/" .. path)
 end
 
+--- The lines of a file's text as a buffer holds them: a final newline ends the last line,
+--- it does not start an empty one. Shared by the diff tab and the inline preview.
 ---@param text string
 ---@return string[]
-local function text_lines(text)
+function M.text_lines(text)
   local lines = vim.split(text, "\n", { plain = true })
   if lines[#lines] == "" then
     table.remove(lines)
@@ -68,12 +70,12 @@ function M.open(approval, decide, on_close)
   if event.proposed_text ~= nil then
     proposed = scratch(
       "invincat://proposed/" .. event.path,
-      text_lines(event.proposed_text),
+      M.text_lines(event.proposed_text),
       filetype,
       approval.id
     )
   else
-    proposed = scratch("invincat://diff/" .. event.path, text_lines(event.diff), "diff", approval.id)
+    proposed = scratch("invincat://diff/" .. event.path, M.text_lines(event.diff), "diff", approval.id)
   end
 
   vim.cmd("tabnew")

@@ -6,6 +6,7 @@
 --- While a preview is open, `ga` accepts, `gr` rejects and `q` closes it in that buffer
 --- (mappings the buffer had for those keys are put back when the preview closes). Focus
 --- stays in the file's window after a decision.
+local diff = require("invincat.diff")
 local format = require("invincat.format")
 
 local M = {}
@@ -31,23 +32,13 @@ end
 ---@type table<integer, invincat.Preview> by buffer
 local open = {}
 
----@param text string
----@return string[]
-local function text_lines(text)
-  local lines = vim.split(text, "\n", { plain = true })
-  if lines[#lines] == "" then
-    table.remove(lines)
-  end
-  return lines
-end
-
 --- Draw the proposal's hunks over the buffer's current text.
 ---@param preview invincat.Preview
 local function render(preview)
   local buf, event = preview.buf, preview.approval.event
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   local current = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  local proposed = text_lines(event.proposed_text)
+  local proposed = diff.text_lines(event.proposed_text)
   local hunks = vim.diff(table.concat(current, "\n") .. "\n", table.concat(proposed, "\n") .. "\n", {
     result_type = "indices",
   }) --[[@as integer[][] ]]
@@ -93,7 +84,7 @@ end
 ---@return integer
 local function first_change(buf, event)
   local current = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  local hunks = vim.diff(table.concat(current, "\n") .. "\n", table.concat(text_lines(event.proposed_text), "\n") .. "\n", {
+  local hunks = vim.diff(table.concat(current, "\n") .. "\n", table.concat(diff.text_lines(event.proposed_text), "\n") .. "\n", {
     result_type = "indices",
   }) --[[@as integer[][] ]]
   local hunk = hunks[1]
