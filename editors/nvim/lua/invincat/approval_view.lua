@@ -122,17 +122,12 @@ local function render()
     end
   end
   table.insert(lines, { " j/k move · q close (the approvals stay pending)", "InvincatStatus" })
-  vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(
+  ui.set_lines(
     buf,
-    0,
-    -1,
-    false,
     vim.tbl_map(function(line)
       return line[1]
     end, lines)
   )
-  vim.bo[buf].modifiable = false
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   for i, line in ipairs(lines) do
     if line[2] then
@@ -140,8 +135,7 @@ local function render()
     end
   end
   if state.win and vim.api.nvim_win_is_valid(state.win) then
-    local height = math.min(#lines, math.max(1, vim.o.lines - 4))
-    vim.api.nvim_win_set_height(state.win, height)
+    vim.api.nvim_win_set_height(state.win, ui.fit(#lines, vim.o.lines))
   end
 end
 

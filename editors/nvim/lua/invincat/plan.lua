@@ -81,24 +81,16 @@ local function render()
     return
   end
   local lines = render_lines()
-  vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
+  ui.set_lines(buf, lines)
   local win = state.win
   if win and vim.api.nvim_win_is_valid(win) then
+    -- Fit the float to the plan, centred; never narrower than 20 columns.
     local width = 20
     for _, line in ipairs(lines) do
       width = math.max(width, vim.fn.strdisplaywidth(line) + 2)
     end
     width = math.min(width, math.max(20, vim.o.columns - 4))
-    local height = math.min(#lines, math.max(1, vim.o.lines - 4))
-    vim.api.nvim_win_set_config(win, {
-      relative = "editor",
-      width = width,
-      height = height,
-      row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-      col = math.floor((vim.o.columns - width) / 2),
-    })
+    vim.api.nvim_win_set_config(win, ui.centered(width, ui.fit(#lines, vim.o.lines)))
   end
 end
 

@@ -1,4 +1,5 @@
---- Windows and scratch buffers shared by the chat, the plan float and the memory sidebar.
+--- Windows and scratch buffers shared by the chat, the approval view, the plan float and the
+--- memory sidebar.
 local M = {}
 
 ---@param size number Columns/lines, or a fraction of `total` when < 1.
@@ -52,17 +53,44 @@ end
 ---@param enter? boolean default true
 ---@return integer win
 function M.open_float(buf, width, height, title, enter)
-  local w = math.min(M.dimension(width, vim.o.columns), math.max(1, vim.o.columns - 4))
-  local h = math.min(M.dimension(height, vim.o.lines), math.max(1, vim.o.lines - 4))
-  return vim.api.nvim_open_win(buf, enter ~= false, {
+  local w = M.fit(M.dimension(width, vim.o.columns), vim.o.columns)
+  local h = M.fit(M.dimension(height, vim.o.lines), vim.o.lines)
+  local config = vim.tbl_extend("force", M.centered(w, h), { border = "rounded", title = " " .. title .. " " })
+  return vim.api.nvim_open_win(buf, enter ~= false, config)
+end
+
+--- A float's size along one side of the editor: at most the editor's `total` cells less 4,
+--- room for the float's border and the command line.
+---@param size integer
+---@param total integer vim.o.columns or vim.o.lines
+---@return integer
+function M.fit(size, total)
+  return math.min(size, math.max(1, total - 4))
+end
+
+--- The window config of a float of `width` × `height` cells centred in the editor (for
+--- nvim_open_win, or nvim_win_set_config when a float is resized to its content).
+---@param width integer
+---@param height integer
+---@return table
+function M.centered(width, height)
+  return {
     relative = "editor",
-    width = w,
-    height = h,
-    row = math.max(0, math.floor((vim.o.lines - h) / 2) - 1),
-    col = math.floor((vim.o.columns - w) / 2),
-    border = "rounded",
-    title = " " .. title .. " ",
-  })
+    width = width,
+    height = height,
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+    col = math.floor((vim.o.columns - width) / 2),
+  }
+end
+
+--- Replace all the lines of a scratch buffer the user cannot edit (the approval view, the
+--- plan float): writable only for the replacement.
+---@param buf integer
+---@param lines string[]
+function M.set_lines(buf, lines)
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
 end
 
 return M
