@@ -233,3 +233,22 @@ def test_the_inline_preview_is_accepted_with_ga_and_focus_stays_on_the_file(
     assert after["preview"] == {"added": [], "removed": []}  # no header either
     assert after["ga_mapping"] == "the user's ga"  # the buffer's own mapping, put back
     assert "Edit file notes.txt — approved" in result["chat"]
+
+
+def test_d_and_D_on_a_command_approval_warn_and_leave_it_pending(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "execute", "arguments": {"command": "touch ran.txt"}}]},
+            {"content": "Not run."},
+        ]
+    )
+    result = nvim("no_diff_keys")
+
+    assert result["after_keys"] == {"tabs": 1, "pending": 1, "filetype": "invincat-approvals"}
+    assert [w for w in result["warnings"] if "no file diff" in w] == [
+        "Invincat: this approval has no file diff"
+    ] * 2
+    assert "rejected" in result["chat"]
+    assert not (workspace / "ran.txt").exists()

@@ -205,12 +205,21 @@ local function approve(approval)
   end
 end
 
+--- `action(approval)` for an approval with a file diff (`d`, `D`); a warning for any other.
+---@param action fun(approval: invincat.Approval)
+---@return fun(approval: invincat.Approval)
+local function with_diff(action)
+  return function(approval)
+    if not has_diff(approval.event) then
+      invincat.notify("this approval has no file diff", vim.log.levels.WARN)
+      return
+    end
+    action(approval)
+  end
+end
+
 ---@param approval invincat.Approval
 local function show_diff(approval)
-  if not has_diff(approval.event) then
-    invincat.notify("this approval has no file diff", vim.log.levels.WARN)
-    return
-  end
   require("invincat.diff").open(approval, function(id, decision)
     deciding(id)
     approvals().decide(id, decision)
@@ -225,10 +234,6 @@ end
 --- there and stays there after `ga` / `gr`); else the diff tab.
 ---@param approval invincat.Approval
 local function preview(approval)
-  if not has_diff(approval.event) then
-    invincat.notify("this approval has no file diff", vim.log.levels.WARN)
-    return
-  end
   local inline = require("invincat.preview")
   local buf = inline.buffer_for(approval, require("invincat.diff").absolute(approval.event.path))
   if not buf then
@@ -277,8 +282,8 @@ local function set_keymaps(buf)
   map("f", on_current(function(approval)
     require("invincat.plan").refine(approval.id)
   end, { plan = true }), "refine the plan")
-  map("d", on_current(preview, tool, false), "preview the edit in the file (else the diff tab)")
-  map("D", on_current(show_diff, tool, false), "show the side-by-side diff")
+  map("d", on_current(with_diff(preview), tool, false), "preview the edit in the file (else the diff tab)")
+  map("D", on_current(with_diff(show_diff), tool, false), "show the side-by-side diff")
   map("<CR>", on_current(all_choices), "all choices")
   map("q", M.close, "close (the approvals stay pending)")
   map("<Esc>", M.close, "close (the approvals stay pending)")
