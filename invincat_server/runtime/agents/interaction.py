@@ -8,6 +8,7 @@ interrupt (checkpointed like a tool approval) and returns the answers to the mod
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
@@ -65,6 +66,38 @@ def request_id(kind: str, tool_call_id: str) -> str:
     return f"{kind[:2]}_" + uuid.uuid5(_NS, f"{user_thread_id()}/{kind}/{tool_call_id}").hex[:16]
 
 
+def own_tool_request(
+    kind: Literal["plan", "question"],
+    tool_call_id: str,
+    *,
+    tool_name: str,
+    args: dict[str, Any],
+    description: str,
+    agent: Literal["main", "planner"],
+    **details: Any,
+) -> ApprovalRequested:
+    """The request one of the agents' own tools (`ask_user`, `approve_plan`) puts to the
+    user: in the user's thread, with an id that stays the same when the graph replays the
+    call on resume. `details`: the kind's own fields (`questions`, `todos`)."""
+    return ApprovalRequested(
+        approval_id=request_id(kind, tool_call_id),
+        kind=kind,
+        thread_id=user_thread_id(),
+        tool_call_id=tool_call_id,
+        tool_name=tool_name,
+        args=args,
+        description=description,
+        agent=agent,
+        **details,
+    )
+
+
+def as_dicts(items: Sequence[BaseModel | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A tool's list argument as plain dicts (state and events hold dicts): a call the
+    schema validated brings pydantic models, a direct call may bring dicts."""
+    return [item.model_dump() if isinstance(item, BaseModel) else dict(item) for item in items]
+
+
 @tool(
     "write_todos",
     description=(
@@ -75,7 +108,7 @@ def request_id(kind: str, tool_call_id: str) -> str:
 def write_todos(
     todos: list[Todo], tool_call_id: Annotated[str, InjectedToolCallId]
 ) -> Command[Any]:
-    items = [t.model_dump() if isinstance(t, Todo) else dict(t) for t in todos]
+    items = as_dicts(todos)
     get_stream_writer()({"type": "todos", "items": items})
     done = sum(1 for t in items if t["status"] == "completed")
     return Command(
@@ -103,22 +136,20 @@ def make_ask_user(*, headless: bool, agent: Literal["main", "planner"]) -> Any:
     def ask_user(
         questions: list[Question], tool_call_id: Annotated[str, InjectedToolCallId]
     ) -> str:
-        asked = [q.model_dump() if isinstance(q, Question) else dict(q) for q in questions]
+        asked = as_dicts(questions)
         if headless:
             answers = [HEADLESS_ANSWER] * len(asked)
         else:
-            request = ApprovalRequested(
-                approval_id=request_id("question", tool_call_id),
-                kind="question",
-                thread_id=user_thread_id(),
-                tool_call_id=tool_call_id,
+            request = own_tool_request(
+                "question",
+                tool_call_id,
                 tool_name="ask_user",
                 args={"questions": asked},
                 description="The agent has a question"
                 if len(asked) == 1
                 else "The agent has questions",
-                questions=asked,
                 agent=agent,
+                questions=asked,
             )
             decision = ask_person(request)
             if decision.get("type") == "answer":

@@ -26,9 +26,9 @@ from invincat_server.runtime.agents.history_repair import HistoryRepairMiddlewar
 from invincat_server.runtime.agents.interaction import (
     InteractionMiddleware,
     Todo,
+    as_dicts,
     ask_person,
-    request_id,
-    user_thread_id,
+    own_tool_request,
 )
 from invincat_server.runtime.events import ApprovalRequested
 from invincat_server.runtime.tool_outcome import declined
@@ -87,7 +87,7 @@ def make_approve_plan(*, headless: bool) -> BaseTool:
         tool_call_id: Annotated[str, InjectedToolCallId],
         state: Annotated[dict[str, Any], InjectedState],
     ) -> Command[Any] | str:
-        items = [t.model_dump() if isinstance(t, Todo) else dict(t) for t in todos]
+        items = as_dicts(todos)
         if not items:
             return "Error: the plan is empty. Call write_todos with the steps, then approve_plan."
         if not _same_list(items, state.get("todos") or []):
@@ -96,16 +96,14 @@ def make_approve_plan(*, headless: bool) -> BaseTool:
                 "write_todos. Call write_todos with this plan first, then approve_plan again."
             )
         plan = dict(state.get("plan") or {})
-        request = ApprovalRequested(
-            approval_id=request_id("plan", tool_call_id),
-            kind="plan",
-            thread_id=user_thread_id(),
-            tool_call_id=tool_call_id,
+        request = own_tool_request(
+            "plan",
+            tool_call_id,
             tool_name="approve_plan",
             args={"todos": items},
             description="Approve this plan?",
-            todos=items,
             agent="planner",
+            todos=items,
         )
         if headless:
             decision: dict[str, Any] = {"type": "approve"}
