@@ -11,11 +11,9 @@ settings (`.mcp.json`, `.invincat/` settings): those ask every time.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from invincat_server.runtime.events import AlwaysOption
-from invincat_server.runtime.policy import file_lock, sanctioned
+from invincat_server.runtime.policy import file_lock, rule_files, sanctioned
 from invincat_server.runtime.policy.settings_grants import project_settings_name
 from invincat_server.runtime.tool_traits import FREE_TOOLS, WRITES_FILES
 
@@ -165,21 +163,15 @@ class WorkspaceRuleStore:
         self.path = path
 
     def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {"version": 1, "workspaces": {}}
-        except (OSError, json.JSONDecodeError):
-            # A damaged rules file must not silently grant or lose permissions: keep a copy
-            # for the user and start over with nothing pre-approved.
-            backup = self.path.with_suffix(".json.corrupt")
-            before = _read_bytes(self.path)
-            os.replace(self.path, backup)
-            sanctioned.record(self.path, before, None)
-            return {"version": 1, "workspaces": {}}
-        if not isinstance(data, dict) or not isinstance(data.get("workspaces"), dict):
-            return {"version": 1, "workspaces": {}}
-        return data
+        return rule_files.load(self.path, "workspaces", on_damaged=self._set_aside)
+
+    def _set_aside(self) -> None:
+        # A damaged rules file must not silently grant or lose permissions: keep a copy
+        # for the user and start over with nothing pre-approved.
+        backup = self.path.with_suffix(".json.corrupt")
+        before = rule_files.read_bytes(self.path)
+        os.replace(self.path, backup)
+        sanctioned.record(self.path, before, None)
 
     def rules_for(self, workspace: Path) -> list[Rule]:
         raw = self._load()["workspaces"].get(str(workspace), [])
@@ -201,22 +193,7 @@ class WorkspaceRuleStore:
             if any((r.get("tool"), r.get("command_prefix")) == key for r in rules):
                 return
             rules.append(rule.model_dump())
-            before = _read_bytes(self.path)
-            after = json.dumps(data, indent=2).encode("utf-8")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".approvals.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(after)
-            os.replace(tmp, self.path)
-            # Invincat's own write: the settings tamper watch must not undo it.
-            sanctioned.record(self.path, before, after)
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+            rule_files.save(self.path, data, temp_prefix=".approvals.")
 
 
 class ApprovalPolicy:

@@ -10,14 +10,11 @@ fingerprint and asks again.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from invincat_server.runtime.policy import file_lock, sanctioned
+from invincat_server.runtime.policy import file_lock, rule_files
 
 TRUST_FILE = "trusted_projects.json"
 
@@ -45,14 +42,8 @@ class TrustStore:
         self.path = path
 
     def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            # Missing or damaged: nothing is trusted, which only means asking again.
-            return {"version": 1, "projects": {}}
-        if not isinstance(data, dict) or not isinstance(data.get("projects"), dict):
-            return {"version": 1, "projects": {}}
-        return data
+        # Missing or damaged: nothing is trusted, which only means asking again.
+        return rule_files.load(self.path, "projects")
 
     def trusted_fingerprint(self, root: Path) -> str | None:
         entry = self._load()["projects"].get(str(root))
@@ -73,16 +64,5 @@ class TrustStore:
                 "files": [p.relative_to(root).as_posix() for p in sorted(files)],
                 "trusted_at": datetime.now(UTC).isoformat(),
             }
-            try:
-                before: bytes | None = self.path.read_bytes()
-            except OSError:
-                before = None
-            after = json.dumps(data, indent=2).encode("utf-8")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trusted.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(after)
-            os.replace(tmp, self.path)
-            # Invincat's own write: the settings tamper watch must not undo it.
-            sanctioned.record(self.path, before, after)
+            rule_files.save(self.path, data, temp_prefix=".trusted.")
         return value
