@@ -280,6 +280,19 @@ async def test_ls_sorted_with_dir_slashes(tools: dict[str, BaseTool], root: Path
     assert "not found" in await error(tools["ls"], path="nope")
 
 
+async def test_ls_caps_a_huge_directory_and_says_how_many_more(
+    tools: dict[str, BaseTool], root: Path
+) -> None:
+    huge = root / "huge"
+    huge.mkdir()
+    for i in range(1005):
+        (huge / f"f{i:04d}").write_text("")
+    lines = (await ok(tools["ls"], path="huge")).splitlines()
+    assert len(lines) == 1001
+    assert lines[0] == "f0000" and lines[999] == "f0999"
+    assert lines[1000] == "... and 5 more entries (use glob to narrow down)."
+
+
 # --------------------------------------------------------------------------- pure edits
 
 

@@ -113,6 +113,15 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
+def capped_listing(names: list[str], limit: int, overflow: Callable[[int], str]) -> str:
+    """`names` sorted, one a line, at most `limit` of them, then `overflow(len(names))`
+    saying what was left out: a listing never floods the model's context (ls, glob)."""
+    shown = sorted(names)
+    if len(shown) > limit:
+        return "\n".join([*shown[:limit], overflow(len(shown))])
+    return "\n".join(shown)
+
+
 def count_lines(text: str) -> int:
     """Lines as an editor counts them: a trailing newline does not start a new line."""
     if not text:
@@ -240,14 +249,11 @@ def _list_dir(path: Path, display: str, workspace: Workspace | None = None) -> s
             names.append(entry.name + "/" if is_dir else entry.name)
     if not names:
         return f"{display} is an empty directory."
-    names.sort()
-    if len(names) > LS_MAX_ENTRIES:
-        shown = names[:LS_MAX_ENTRIES]
-        shown.append(
-            f"... and {len(names) - LS_MAX_ENTRIES} more entries (use glob to narrow down)."
-        )
-        return "\n".join(shown)
-    return "\n".join(names)
+    return capped_listing(
+        names,
+        LS_MAX_ENTRIES,
+        lambda total: f"... and {total - LS_MAX_ENTRIES} more entries (use glob to narrow down).",
+    )
 
 
 # --------------------------------------------------------------------------- tools

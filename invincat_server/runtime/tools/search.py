@@ -27,7 +27,12 @@ from invincat_server.runtime.policy.workspace import ProtectedPathError, Workspa
 from invincat_server.runtime.tool_outcome import declined
 from invincat_server.runtime.tools import ripgrep
 from invincat_server.runtime.tools.documents import DiskOnly, DocumentSource, is_binary
-from invincat_server.runtime.tools.files import make_tool, split_lines, tool_errors
+from invincat_server.runtime.tools.files import (
+    capped_listing,
+    make_tool,
+    split_lines,
+    tool_errors,
+)
 
 __all__ = ["SKIP_DIRS", "GlobMatcher", "build_search_tools"]
 
@@ -333,15 +338,14 @@ def _glob_with_rg(workspace: Workspace, base: Path, matcher: GlobMatcher, files:
 def _format_glob(workspace: Workspace, base: Path, matcher: GlobMatcher, matches: list[str]) -> str:
     if not matches:
         return f"No files match {matcher.pattern!r} under {workspace.relative(base)}."
-    matches.sort()
-    if len(matches) > GLOB_MAX_RESULTS:
-        shown = matches[:GLOB_MAX_RESULTS]
-        shown.append(
-            f"... showing the first {GLOB_MAX_RESULTS} of {len(matches)} matches; "
+    return capped_listing(
+        matches,
+        GLOB_MAX_RESULTS,
+        lambda total: (
+            f"... showing the first {GLOB_MAX_RESULTS} of {total} matches; "
             "use a narrower pattern or path."
-        )
-        return "\n".join(shown)
-    return "\n".join(matches)
+        ),
+    )
 
 
 class _RgGrep:
