@@ -26,6 +26,7 @@ from invincat_server.terminal.warm_common import (
     WarmError,
     code_version,
     encode,
+    messages,
     peer_uid,
     read_message,
     socket_path,
@@ -129,16 +130,11 @@ def _run(conn: socket.socket, argv: list[str]) -> int | None:
 
     previous = {number: signal.signal(number, forward) for number in FORWARDED}
     try:
-        while True:
-            try:
-                message = read_message(conn)
-            except (OSError, ValueError):
-                message = None
-            if message is None:
-                _note("the warm server's worker ended without an exit status")
-                return EXIT_LOST
+        for message in messages(conn):
             if "exit" in message:
                 return int(message["exit"])
+        _note("the warm server's worker ended without an exit status")
+        return EXIT_LOST
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)

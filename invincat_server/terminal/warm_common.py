@@ -16,6 +16,7 @@ import stat
 import struct
 import sys
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,19 @@ def read_exactly(sock: socket.socket, size: int, start: bytes = b"") -> bytes | 
             return None
         data += chunk
     return bytes(data)
+
+
+def messages(sock: socket.socket) -> Iterator[dict[str, Any]]:
+    """The peer's messages until it is gone: the end of the stream, a socket error and a
+    malformed message all end it alike (neither side can trust what follows one)."""
+    while True:
+        try:
+            message = read_message(sock)
+        except (OSError, ValueError):
+            return
+        if message is None:
+            return
+        yield message
 
 
 def read_message(sock: socket.socket, start: bytes = b"") -> dict[str, Any] | None:

@@ -31,6 +31,7 @@ from invincat_server.terminal.warm_common import (
     IDLE_VARIABLE,
     code_version,
     encode,
+    messages,
     peer_uid,
     read_message,
 )
@@ -244,17 +245,11 @@ def _reopen_stdio() -> None:
 def _relay_signals(conn: socket.socket) -> None:
     """Signals the client received (Ctrl-C) arrive as messages; the client vanishing is a
     hang-up, as for a process whose terminal closed."""
-    while True:
-        try:
-            message = read_message(conn)
-        except (OSError, ValueError):
-            message = None
-        if message is None:
-            os.kill(os.getpid(), signal.SIGHUP)
-            return
+    for message in messages(conn):
         number = message.get("signal")
         if number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             os.kill(os.getpid(), number)
+    os.kill(os.getpid(), signal.SIGHUP)
 
 
 def main() -> int:
