@@ -1,15 +1,18 @@
-"""The Session behind the language server: opened in the background, events forwarded.
+"""One project's Session behind the language server: opened in the background, events
+forwarded. Each workspace folder's project root has one `SessionHost`; lsp/projects.py
+owns them and routes requests to them (docs/protocol.md, "Multi-root workspaces").
 
 Start-up, in order (docs/protocol.md, "Start-up"):
 
-1. `initialize` is answered at once: it only records the folder (no settings, no
+1. `initialize` is answered at once: it only records the folders (no settings, no
    LangChain), as fast as a bare pygls server.
-2. Right after that answer is written (`initialize_answered`, called by the protocol),
-   the opening starts in the background and `invincat/statusChanged` says `starting`:
-   settings and the project root are read and the workspace's `ProjectData` opens
+2. Right after that answer is written (`Projects.initialize_answered`, called by the
+   protocol), each project starts opening in the background and `invincat/statusChanged`
+   says `starting`: settings are read and the project's `ProjectData` opens
    (runtime/project_data.py: memory, thread list, history, pending approvals; no agent
    stack). Requests for those wait only for this step, tens of milliseconds.
-3. The agent stack is imported in a worker thread while the event loop keeps serving,
+3. The agent stack is imported in a worker thread while the event loop keeps serving
+   (once per process, whatever the number of projects: `Projects.load_stack`),
    then `Session.open()` runs on the same MemoryService; `ready` (or `failed` with the
    message) is announced. Requests that need the session (chat, resolving an approval,
    deleting threads) wait for it. If the model is not configured, the server keeps
@@ -30,17 +33,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from invincat_server import STARTED
 from invincat_server.lsp.errors import rpc_error
-from invincat_server.lsp.protocol import (
-    EVENT,
-    STATUS_CHANGED,
-    ErrorCode,
-    StatusResult,
-    StatusTimings,
-)
+from invincat_server.lsp.protocol import EVENT, ErrorCode, StatusTimings
 
 if TYPE_CHECKING:
+    from invincat_server.lsp.projects import Projects
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.config import Settings
     from invincat_server.runtime.project_data import ProjectData
@@ -123,30 +120,33 @@ def _import(names: tuple[str, ...]) -> None:
             log.debug("preload skipped %s: %s", name, exc)
 
 
-def _load_stack(stop: threading.Event, settings: Settings) -> tuple[Any, float]:
-    """Import the agent stack so that `Session.open()` finds it all in sys.modules, and
-    build the chat model (its HTTP clients and TLS context cost a few hundred ms that
-    would otherwise block the event loop); (the model, seconds the import took). Raises
-    ConfigError if the model is not configured."""
+def import_stack(stop: threading.Event) -> float:
+    """Import the agent stack so that `Session.open()` finds it all in sys.modules; the
+    seconds it took. Once per process (lsp/projects.py shares it between projects)."""
     delay = os.environ.get(STACK_DELAY_ENV)
     if delay and stop.wait(float(delay)):
-        return None, 0.0  # the server is closing: a worker thread must not hold up its exit
+        return 0.0  # the server is closing: a worker thread must not hold up its exit
     began = time.perf_counter()
     _import(_STACK)
-    elapsed = time.perf_counter() - began
+    return time.perf_counter() - began
+
+
+def _build_model(settings: Settings) -> Any:
+    """The chat model (its HTTP clients and TLS context cost a few hundred ms that would
+    otherwise block the event loop). Raises ConfigError if the model is not configured."""
     from invincat_server.runtime.models import build_chat_model
 
-    return build_chat_model(settings), elapsed
+    return build_chat_model(settings)
 
 
-def _load_project(folder: Path) -> ProjectData:
-    """Settings, the project root and its data (step 2; a worker thread). Raises
-    ConfigError for a broken config file."""
-    from invincat_server.runtime.config import find_project_root, load_settings
+def _load_project(root: Path) -> ProjectData:
+    """Settings and the project's data (step 2; a worker thread). Raises ConfigError for a
+    broken config file."""
+    from invincat_server.runtime.config import load_settings
     from invincat_server.runtime.project_data import ProjectData
 
     _import(_LIGHT)
-    return ProjectData(load_settings(), find_project_root(folder))
+    return ProjectData(load_settings(), root)
 
 
 def _ms(seconds: float) -> float:
@@ -154,60 +154,42 @@ def _ms(seconds: float) -> float:
 
 
 class SessionHost:
-    """Owns the Session: opening, closing, and forwarding its events to the client."""
+    """One project (a project root): its data, its Session (opening, closing), and its
+    events forwarded to the client."""
 
-    def __init__(self, ls: InvincatLanguageServer) -> None:
+    def __init__(self, ls: InvincatLanguageServer, projects: Projects, root: Path) -> None:
         self._ls = ls
-        self.folder: Path | None = None
-        """The folder the editor opened; the workspace root is its project root."""
-        self.root: Path | None = None
+        self._projects = projects
+        self.root: Path = root
+        """The project root (`find_project_root` of its workspace folders)."""
         self.settings: Settings | None = None
         self.error: str | None = None
         self.session: Session | None = None
         self.project: ProjectData | None = None
-        """The workspace's data without the agent stack; set in step 2 of the start-up."""
-        self.stack_loaded_at_initialize: bool | None = None
+        """The project's data without the agent stack; set in step 2 of the start-up."""
         self.state: str = "starting"
         self.timings: StatusTimings = {
-            "initializeMs": None,
+            "initializeMs": projects.initialize_ms,
             "stackImportMs": None,
             "sessionOpenMs": None,
         }
-        self._answered_at: float | None = None
+        self._began: float | None = None
         self._opening: asyncio.Task[None] | None = None
         self._project_ready: asyncio.Event | None = None
         self._closing = False
-        self._stop = threading.Event()
         self._close_task: asyncio.Future[None] | None = None
 
-    def configure(self, folder: Path) -> None:
-        """Called from `initialize`, which must stay cheap: settings, the project root
-        and the stack are all loaded later, in `start()`."""
-        self.folder = folder
-        self.stack_loaded_at_initialize = stack_loaded()
-
-    def initialize_answered(self) -> None:
-        """The protocol wrote a response: if it was `initialize`'s, start opening now,
-        without waiting for the client's `initialized`."""
-        if self.folder is None or self._answered_at is not None:
-            return
-        self._answered_at = time.perf_counter()
-        self.timings["initializeMs"] = _ms(self._answered_at - STARTED)
-        self.start()
+    @property
+    def closed(self) -> bool:
+        return self._closing
 
     def start(self) -> asyncio.Task[None]:
         """Open the session in the background (idempotent)."""
         if self._opening is None:
+            self._began = time.perf_counter()
             self._project_ready = asyncio.Event()
             self._opening = asyncio.create_task(self._open(), name="invincat-session-open")
         return self._opening
-
-    def status(self) -> StatusResult:
-        """The `invincat/status` object."""
-        result: StatusResult = {"state": self.state, "timings": dict(self.timings)}  # type: ignore[typeddict-item]
-        if self.state == "failed" and self.error:
-            result["message"] = self.error
-        return result
 
     async def require(self) -> Session:
         """The open session; a JSON-RPC error carrying the reason if it cannot open."""
@@ -220,7 +202,7 @@ class SessionHost:
         return self.session
 
     async def project_data(self) -> ProjectData:
-        """The workspace's data, as soon as settings are read (never waits for the agent
+        """The project's data, as soon as settings are read (never waits for the agent
         stack); a JSON-RPC error carrying the reason if the settings cannot be read."""
         self.start()
         assert self._project_ready is not None
@@ -251,8 +233,6 @@ class SessionHost:
         # The turns stopped here still emit turn_end, maybe after the editor closed the
         # stream: nothing is forwarded any more.
         self._closing = True
-        self._stop.set()
-        await self._ls.memory_sync.close()
         if self._opening is not None and not self._opening.done():
             self._opening.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -266,8 +246,7 @@ class SessionHost:
             await session.close(followup_timeout=5.0)
 
     async def _open(self) -> None:
-        began = self._answered_at or time.perf_counter()
-        self._announce()  # `starting`: from here on the client may hear statusChanged
+        self._projects.announce()  # `starting`: from here on the client may hear statusChanged
         project = await self._load_project()
         if project is not None:
             await asyncio.to_thread(_import, _MEMORY)
@@ -275,7 +254,7 @@ class SessionHost:
         session = await self._create(project) if project is not None else None
         if session is None:
             self._set_state("failed")
-            self._ls.tell_user(self.error or "Invincat could not start.", error=True)
+            self._projects.tell_user(self.error or "Invincat could not start.", error=True)
             return
         session.add_listener(self._on_event)
         self.session = session
@@ -284,8 +263,9 @@ class SessionHost:
         warning = broad_root_warning(session.workspace.root, session.settings.home)
         if warning:
             self._ls.tell_user(warning)  # window/showMessage, Warning: editors show it
-        self._ls.memory_sync.start(session.memory)
+        self._ls.memory_sync.start(session.memory, self.root)
         log.info("session open on %s", self.root)
+        began = self._began or time.perf_counter()
         self.timings["sessionOpenMs"] = _ms(time.perf_counter() - began)
         self._set_state("ready")
         await self._restore_pending(session)
@@ -294,7 +274,7 @@ class SessionHost:
         from invincat_server.runtime.config import ConfigError
 
         try:
-            project = await asyncio.to_thread(_load_project, self.folder or Path.cwd())
+            project = await asyncio.to_thread(_load_project, self.root)
         except ConfigError as exc:
             self.error = str(exc)
             project = None
@@ -303,7 +283,7 @@ class SessionHost:
             self.error = f"Invincat could not start: {type(exc).__name__}: {exc}"
             project = None
         if project is not None:
-            self.project, self.settings, self.root = project, project.settings, project.root
+            self.project, self.settings = project, project.settings
             log.info("project data open on %s", project.root)
         assert self._project_ready is not None
         self._project_ready.set()
@@ -314,12 +294,15 @@ class SessionHost:
 
         session: Session | None = None
         try:
-            model, seconds = await asyncio.to_thread(_load_stack, self._stop, project.settings)
+            seconds = await self._projects.load_stack()  # once per process
             self.timings["stackImportMs"] = _ms(seconds)
+            if self._closing:
+                return None
+            model = await asyncio.to_thread(_build_model, project.settings)
             from invincat_server.runtime.policy.workspace import Workspace
             from invincat_server.runtime.session import Session
 
-            # One MemoryService per process: the memory views may already be using it.
+            # One MemoryService per project: the memory views may already be using it.
             memory = await asyncio.to_thread(project.memory)
             session = Session(
                 project.settings,
@@ -342,18 +325,14 @@ class SessionHost:
     def _set_state(self, state: str) -> None:
         if state != self.state:
             self.state = state
-            self._announce()
-
-    def _announce(self) -> None:
-        if not self._closing:
-            self._ls.protocol.notify_json(STATUS_CHANGED, dict(self.status()))
+            self._projects.announce()
 
     async def _restore_pending(self, session: Session) -> None:
         """Show approvals that survived a restart where they apply (diagnostics)."""
         try:
             for thread in await session.threads(all_workspaces=False):
                 for request in await session.pending_approvals(thread.thread_id):
-                    self._ls.proposals.add(request.to_json_dict())
+                    self._ls.proposals.add(request.to_json_dict(), root=self.root)
         except Exception:
             log.exception("restoring pending approvals failed")
 
@@ -367,7 +346,8 @@ class SessionHost:
         self._ls.turn_progress.on_event(turn.turn_id, event)
         kind = data["type"]
         if kind == "approval_requested":
-            self._ls.proposals.add(data, turn.turn_id)
+            self._projects.approval_seen(data["approval_id"], self)
+            self._ls.proposals.add(data, turn.turn_id, root=self.root)
         elif kind == "approval_resolved":
             self._ls.proposals.remove(data["approval_id"])
         elif kind == "tool_result":
@@ -377,4 +357,4 @@ class SessionHost:
             self._ls.documents.deliveries.turn_ended(turn.turn_id)
         elif kind == "memory_changed":
             # Background memory work after turn_end: editors refresh their memory views.
-            self._ls.memory_sync.changed(data["scope"], [data["batch_id"]])
+            self._ls.memory_sync.changed(data["scope"], [data["batch_id"]], self.root)

@@ -1,6 +1,11 @@
 """Memory for the editor: the store service behind `invincat/memory/*`, and
 `invincat/memory/didChange` whenever a store changes, whoever changed it.
 
+Every open project has its own MemoryService (its project store); the user store is the
+same file for all of them and is watched once, so a user-memory change is one
+notification, not one per project. A project-scope notification names the project's
+folder (`folder`, the uri of its first workspace folder).
+
 Three sources of change, one notification each:
 
 - requests of this server (`invincat/memory/apply`, `revert`): `changed()` right after
@@ -35,6 +40,7 @@ from invincat_server.lsp.errors import rpc_error
 from invincat_server.lsp.protocol import MEMORY_DID_CHANGE, ErrorCode, MemoryDidChangeParams
 
 if TYPE_CHECKING:
+    from invincat_server.lsp.host import SessionHost
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.memory import JournalRecord, MemoryService
     from invincat_server.runtime.project_data import ProjectData
@@ -64,6 +70,8 @@ class _Watched:
     scope: str
     store: Path
     journal: Path
+    root: Path | None
+    """The project root of a project store; None for the user store."""
     store_stat: Stat = None
     journal_stat: Stat = None
     journal_offset: int = 0
@@ -126,31 +134,42 @@ class MemorySync:
 
     def __init__(self, ls: InvincatLanguageServer) -> None:
         self._ls = ls
-        self._watched: dict[str, _Watched] = {}
+        self._watched: dict[Path, _Watched] = {}
+        """By store file: the user store once, each open project's store."""
         self._task: asyncio.Task[None] | None = None
         self._closed = False
 
-    async def service(self) -> MemoryService:
-        """The workspace's one MemoryService (the Session runs on the same one), as soon
-        as settings are read: it never waits for the agent stack, and it works when the
+    async def service(self, host: SessionHost) -> MemoryService:
+        """The project's one MemoryService (its Session runs on the same one), as soon as
+        settings are read: it never waits for the agent stack, and it works when the
         model is not configured, so the memory sidebar fills at once."""
-        project = await self._ls.host.project_data()
+        project = await host.project_data()
         service = await asyncio.to_thread(_open_service, project)
-        self.start(service)
+        self.start(service, host.root)
         return service
 
     # watching -------------------------------------------------------------------------
-    def start(self, service: MemoryService) -> None:
-        """Begin polling `service`'s store files (idempotent)."""
-        if self._task is not None or self._closed:
+    def start(self, service: MemoryService, root: Path) -> None:
+        """Begin polling the store files of `service`, the project at `root`'s (files
+        already watched stay as they are)."""
+        if self._closed:
             return
         for scope, files in service.files.items():
-            watched = _Watched(scope, files.store, files.journal)
+            if files.store in self._watched:
+                continue
+            watched = _Watched(scope, files.store, files.journal, root if scope != "user" else None)
             watched.store_stat = _stat(files.store)
             watched.journal_stat = _stat(files.journal)
             watched.journal_offset = watched.journal_stat[1] if watched.journal_stat else 0
-            self._watched[scope] = watched
-        self._task = asyncio.create_task(self._poll_forever(), name="invincat-memory-watch")
+            self._watched[files.store] = watched
+        if self._task is None:
+            self._task = asyncio.create_task(self._poll_forever(), name="invincat-memory-watch")
+
+    def forget(self, root: Path) -> None:
+        """The project at `root` closed: stop watching its project store."""
+        for store, watched in list(self._watched.items()):
+            if watched.root == root:
+                del self._watched[store]
 
     async def close(self) -> None:
         self._closed = True
@@ -160,21 +179,25 @@ class MemorySync:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    def changed(self, scope: str, batch_ids: list[str | None]) -> None:
-        """This process changed `scope` in the batches `batch_ids` (the first is the one
-        announced; a cleanup batch that followed it may come next)."""
-        watched = self._watched.get(scope)
+    def changed(self, scope: str, batch_ids: list[str | None], root: Path) -> None:
+        """This process changed `scope` of the project at `root` in the batches
+        `batch_ids` (the first is the one announced; a cleanup batch that followed it may
+        come next)."""
+        project = None if scope == "user" else root
+        watched = next(
+            (w for w in self._watched.values() if w.scope == scope and w.root == project), None
+        )
         ids = [batch_id for batch_id in batch_ids if batch_id]
         if watched is not None:
             if any(batch_id in watched.seen for batch_id in ids):
                 return  # the poll saw this change first and announced it
             watched.seen.extend(ids)
-        self._notify(scope, ids[0] if ids else None)
+        self._notify(scope, ids[0] if ids else None, project)
 
     async def _poll_forever(self) -> None:
         while True:
             await asyncio.sleep(POLL_SECONDS)
-            for watched in self._watched.values():
+            for watched in list(self._watched.values()):
                 try:
                     await self._poll(watched)
                 except Exception:  # a bad poll must not stop the next ones
@@ -201,7 +224,7 @@ class MemorySync:
             # Journaled changes, or journal lines that changed nothing (a rejected batch).
             w.store_stat, w.journal_stat, w.unjournaled = store_stat, journal_stat, None
             if latest is not None and not announced:
-                self._notify(w.scope, latest)
+                self._notify(w.scope, latest, w.root)
             return
         # The store changed and the journal says nothing about it (yet).
         w.journal_stat = journal_stat
@@ -213,10 +236,12 @@ class MemorySync:
             asyncio.to_thread(_journaled_hash, w.journal), asyncio.to_thread(_store_hash, w.store)
         )
         if journaled != current:
-            self._notify(w.scope, None)  # edited outside governance
+            self._notify(w.scope, None, w.root)  # edited outside governance
 
-    def _notify(self, scope: str, batch_id: str | None) -> None:
+    def _notify(self, scope: str, batch_id: str | None, root: Path | None) -> None:
         if self._closed:
             return
         params: MemoryDidChangeParams = {"scope": scope, "batchId": batch_id}
+        if root is not None:
+            params["folder"] = self._ls.projects.folder_uri(root)
         self._ls.protocol.notify_json(MEMORY_DID_CHANGE, dict(params))

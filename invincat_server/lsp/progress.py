@@ -102,7 +102,7 @@ class TurnProgress:
     def _cancelled(self, bar: _Bar, fut: Future[None]) -> None:
         if fut.cancelled() and bar.ended is None:
             log.info("progress %s cancelled by the client: cancelling turn", bar.token)
-            self._ls.host.cancel_turn(bar.turn_id)
+            self._ls.projects.cancel_turn(bar.turn_id)
 
     def _report(self, turn_id: str, message: str) -> None:
         bar = self._bars.get(turn_id)

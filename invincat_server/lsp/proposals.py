@@ -36,6 +36,8 @@ class Proposal:
     """One pending file change, from an `approval_requested` event."""
 
     approval_id: str
+    root: Path
+    """The project root the tool runs in (its `path` is relative to it)."""
     thread_id: str
     turn_id: str | None
     tool_call_id: str | None
@@ -68,7 +70,7 @@ class Proposal:
 
 
 class ProposedEdits:
-    """The pending file-edit approvals of this workspace, by document URI."""
+    """The pending file-edit approvals of every open project, by document URI."""
 
     def __init__(self, ls: InvincatLanguageServer) -> None:
         self._ls = ls
@@ -78,18 +80,19 @@ class ProposedEdits:
         self._published: dict[str, list[tuple[Proposal, types.Diagnostic]]] = {}
 
     # tracking -------------------------------------------------------------------
-    def add(self, request: dict[str, Any], turn_id: str | None = None) -> None:
-        """Track an `approval_requested` event (as JSON); ignores non-file approvals."""
+    def add(self, request: dict[str, Any], turn_id: str | None = None, *, root: Path) -> None:
+        """Track an `approval_requested` event (as JSON) of the project at `root`; ignores
+        non-file approvals."""
         tool = request.get("tool_name")
         rel, proposed = request.get("path"), request.get("proposed_text")
-        root = self._ls.host.root
-        if tool not in WRITES_FILES or not isinstance(rel, str) or proposed is None or not root:
+        if tool not in WRITES_FILES or not isinstance(rel, str) or proposed is None:
             return
         if request["approval_id"] in self._by_id:
             return
         path = Path(os.path.realpath(root / rel))
         proposal = Proposal(
             approval_id=request["approval_id"],
+            root=root,
             thread_id=str(request.get("thread_id", "")),
             turn_id=turn_id,
             tool_call_id=request.get("tool_call_id"),
@@ -108,11 +111,20 @@ class ProposedEdits:
         if proposal is not None:
             self.refresh(proposal.uri)
 
-    def remove_where(self, *, thread_id: str | None = None, turn_id: str | None = None) -> None:
-        """Drop proposals of a thread (a new prompt supersedes them) or of an ended turn."""
+    def remove_where(
+        self,
+        *,
+        thread_id: str | None = None,
+        turn_id: str | None = None,
+        root: Path | None = None,
+    ) -> None:
+        """Drop proposals of a thread (a new prompt supersedes them), of an ended turn, or
+        of a closed project (they stay pending, saved, and come back when it reopens)."""
         for proposal in list(self._by_id.values()):
-            if (thread_id is not None and proposal.thread_id == thread_id) or (
-                turn_id is not None and proposal.turn_id == turn_id
+            if (
+                (thread_id is not None and proposal.thread_id == thread_id)
+                or (turn_id is not None and proposal.turn_id == turn_id)
+                or (root is not None and proposal.root == root)
             ):
                 self.remove(proposal.approval_id)
 

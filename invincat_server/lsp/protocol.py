@@ -147,6 +147,9 @@ class ChatParams:
     """Client-created progress token (LSP WorkDoneProgressParams); else the server creates one."""
     context: dict[str, Any] | None = attrs.field(default=None, metadata=_json("context", (dict,)))
     """What the editor shows (validated by lsp/chat_context.py; docs/protocol.md)."""
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """A `file://` uri of a workspace folder or of anything inside one: its project
+    (docs/protocol.md, "Multi-root workspaces"); omit for the default routing."""
 
 
 @attrs.frozen
@@ -190,6 +193,8 @@ class PendingApprovalsParams:
     """`invincat/pendingApprovals`: approvals waiting for a decision."""
 
     thread_id: str | None = attrs.field(default=None, metadata=_json("threadId", (str,)))
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
 
 @attrs.frozen
@@ -198,6 +203,8 @@ class ThreadsListParams:
 
     all_workspaces: bool = attrs.field(default=False, metadata=_json("allWorkspaces", (bool,)))
     """Also list threads started in other workspaces (default: this workspace only)."""
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
 
 @attrs.frozen
@@ -236,6 +243,8 @@ class MemoryListParams:
     tier: str | None = attrs.field(
         default=None, metadata=_json("tier", (str,), ("hot", "warm", "cold"))
     )
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
 
 @attrs.frozen
@@ -243,6 +252,8 @@ class MemoryShowParams:
     """`invincat/memory/show`: one entry and its journal history."""
 
     id: str = attrs.field(metadata=_json("id", (str,)))
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
 
 @attrs.frozen
@@ -251,6 +262,8 @@ class MemoryApplyParams:
 
     scope: str = attrs.field(metadata=_json("scope", (str,), MEMORY_SCOPES))
     operations: list[Any] = attrs.field(metadata=_json("operations", (list,)))
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
     def check(self, method: str) -> None:
         """Shape problems a client must fix (ParamsError). What is inside each op (its
@@ -278,6 +291,9 @@ class MemoryLogParams:
     scope: str | None = attrs.field(default=None, metadata=_json("scope", (str,), MEMORY_SCOPES))
     limit: int = attrs.field(default=MEMORY_LOG_DEFAULT_LIMIT, metadata=_json("limit", (int,)))
 
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
+
     def check(self, method: str) -> None:
         if self.limit < 1:
             raise ParamsError(
@@ -290,6 +306,8 @@ class MemoryRevertParams:
     """`invincat/memory/revert`: undo a batch as a new batch."""
 
     batch_id: str = attrs.field(metadata=_json("batchId", (str,)))
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
 
 @attrs.frozen
@@ -298,6 +316,8 @@ class MemoryVerifyParams:
 
     scope: str | None = attrs.field(default=None, metadata=_json("scope", (str,), MEMORY_SCOPES))
     include_archived: bool = attrs.field(default=False, metadata=_json("includeArchived", (bool,)))
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
 
 @attrs.frozen
@@ -305,6 +325,8 @@ class OffloadParams:
     """`invincat/offload`: move all but the latest turn out of the model's context."""
 
     thread_id: str = attrs.field(metadata=_json("threadId", (str,)))
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
 
 P = TypeVar("P")
@@ -476,6 +498,8 @@ class MemoryDidChangeParams(TypedDict):
     scope: str
     batchId: str | None
     """The journal batch behind the change; None for a store edited outside governance."""
+    folder: NotRequired[str]
+    """For `project`: the uri of the (first) workspace folder of the project that changed."""
 
 
 class EventParams(TypedDict):
@@ -497,6 +521,17 @@ class StatusTimings(TypedDict):
     """`initialize` answered → the session open (includes the stack import)."""
 
 
+class ProjectStatus(TypedDict):
+    """One open project in `StatusResult.projects`."""
+
+    folder: str
+    """The uri of its (first) workspace folder."""
+    root: str
+    """Its project root, a path."""
+    state: Literal["starting", "ready", "failed"]
+    message: NotRequired[str]
+
+
 class StatusResult(TypedDict):
     """`invincat/status` result and `invincat/statusChanged` params."""
 
@@ -504,3 +539,5 @@ class StatusResult(TypedDict):
     message: NotRequired[str]
     """For `failed`: why, and what to do (the same text as the window message)."""
     timings: StatusTimings
+    projects: list[ProjectStatus]
+    """One per open project, in workspace-folder order."""

@@ -32,11 +32,11 @@ from invincat_server import __version__
 from invincat_server.lsp.code_action_settings import CodeActionSettings
 from invincat_server.lsp.documents import EditorDocuments
 from invincat_server.lsp.envelope import InvalidMessage, check_envelope, check_top_level
-from invincat_server.lsp.host import SessionHost
 from invincat_server.lsp.listener import OneEditor
 from invincat_server.lsp.log import configure_logging
 from invincat_server.lsp.memory_sync import MemorySync
 from invincat_server.lsp.progress import TurnProgress
+from invincat_server.lsp.projects import Projects
 from invincat_server.lsp.proposals import ProposedEdits
 from invincat_server.lsp.protocol import (
     INVINCAT_ACTION_KIND,
@@ -129,9 +129,9 @@ class InvincatProtocol(LanguageServerProtocol):
                 error = types.ResponseError(code=error.code, message=error.message)
         super()._send_response(msg_id, result, error)
         # The first response after `initialize` configured the host is its answer: the
-        # background start-up begins only once it is written (lsp/host.py).
+        # background start-up begins only once it is written (lsp/projects.py).
         if isinstance(self._server, InvincatLanguageServer):
-            self._server.host.initialize_answered()
+            self._server.projects.initialize_answered()
 
     def _get_handler(self, feature_name: str) -> Any:
         try:
@@ -180,7 +180,7 @@ class InvincatLanguageServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=InvincatProtocol,
         )
-        self.host = SessionHost(self)
+        self.projects = Projects(self)
         self.documents = EditorDocuments(self)
         self.proposals = ProposedEdits(self)
         # Not `progress`: that is pygls' own $/progress method on LanguageServer.
@@ -293,7 +293,7 @@ class InvincatLanguageServer(LanguageServer):
         """After the editor left: let request handlers still running (a `shutdown` that
         is closing the session) end, instead of being cancelled by asyncio.run, which
         would log their cancellation as tracebacks; whatever remains is stopped quietly."""
-        await self.host.close()
+        await self.projects.close()
         current = asyncio.current_task()
         others = [task for task in asyncio.all_tasks() if task is not current]
         if others:
@@ -311,7 +311,7 @@ class InvincatLanguageServer(LanguageServer):
                 # Close the session while the loop still runs: otherwise asyncio.run
                 # cancels the turns as if the user had, which abandons their approvals
                 # instead of keeping them pending for the next start.
-                await self.host.close()
+                await self.projects.close()
 
         try:
             asyncio.run(until_closed())
@@ -372,6 +372,11 @@ def build_server() -> InvincatLanguageServer:
         (
             types.WORKSPACE_DID_CHANGE_CONFIGURATION,
             lifecycle.workspace_did_change_configuration,
+            None,
+        ),
+        (
+            types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS,
+            lifecycle.workspace_did_change_workspace_folders,
             None,
         ),
         (

@@ -13,7 +13,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.lsp.client import INVINCAT, InvincatClient, start_client, stop_client
+from tests.lsp.client import INVINCAT, InvincatClient, file_uri, start_client, stop_client
 
 MEMORY_MODEL = "memory-model"
 QUIET = 1.5
@@ -54,7 +54,11 @@ async def test_list_apply_log_revert_round_trip_announces_each_change_once(
     assert created["actor"] == "user" and not created["rejected"]
     [applied] = created["applied"]
     entry_id = applied["id"]
-    assert await lsp.memory_change(1) == {"scope": "project", "batchId": created["batch_id"]}
+    assert await lsp.memory_change(1) == {
+        "scope": "project",
+        "batchId": created["batch_id"],
+        "folder": file_uri(workspace),
+    }
 
     # The sidebar's archive: a one-op batch through the same path.
     archive = {"op": "archive", "scope": "project", "id": entry_id, "reason": "outdated"}
@@ -62,7 +66,11 @@ async def test_list_apply_log_revert_round_trip_announces_each_change_once(
         "invincat/memory/apply", {"scope": "project", "operations": [archive]}
     )
     assert [a["op"] for a in archived["applied"]] == ["archive"]
-    assert await lsp.memory_change(2) == {"scope": "project", "batchId": archived["batch_id"]}
+    assert await lsp.memory_change(2) == {
+        "scope": "project",
+        "batchId": archived["batch_id"],
+        "folder": file_uri(workspace),
+    }
     assert (await lsp.request("invincat/memory/list", {}))["items"] == []
     [item] = (await lsp.request("invincat/memory/list", {"includeArchived": True}))["items"]
     assert item["id"] == entry_id and item["status"] == "archived"
@@ -81,7 +89,11 @@ async def test_list_apply_log_revert_round_trip_announces_each_change_once(
 
     reverted = await lsp.request("invincat/memory/revert", {"batchId": archived["batch_id"]})
     assert reverted["reverts"] == archived["batch_id"]
-    assert await lsp.memory_change(3) == {"scope": "project", "batchId": reverted["batch_id"]}
+    assert await lsp.memory_change(3) == {
+        "scope": "project",
+        "batchId": reverted["batch_id"],
+        "folder": file_uri(workspace),
+    }
     [active] = (await lsp.request("invincat/memory/list", {"scope": "project"}))["items"]
     assert active["id"] == entry_id and active["status"] == "active"
 
@@ -125,7 +137,11 @@ async def test_bad_memory_requests_get_actionable_errors_and_the_server_keeps_se
     assert error.code == -32014 and "upgrade invincat" in error.message
     assert json.loads(store.read_text()) == newer
     # Edited outside governance: announced once, without a batch.
-    assert await lsp.memory_change(1) == {"scope": "project", "batchId": None}
+    assert await lsp.memory_change(1) == {
+        "scope": "project",
+        "batchId": None,
+        "folder": file_uri(workspace),
+    }
 
 
 async def test_did_change_follows_the_memory_agent_and_other_processes(
@@ -155,7 +171,11 @@ async def test_did_change_follows_the_memory_agent_and_other_processes(
         kinds = [e["type"] for e in client.turn_events(ref["turnId"])]
         assert kinds.index("turn_end") < kinds.index("memory_changed")
         batch_id = changed["event"]["batch_id"]
-        assert await client.memory_change(1) == {"scope": "project", "batchId": batch_id}
+        assert await client.memory_change(1) == {
+            "scope": "project",
+            "batchId": batch_id,
+            "folder": file_uri(workspace),
+        }
         [entry] = (await client.request("invincat/memory/list", {}))["items"]
         assert entry["content"] == "Run the tests with pytest -q"
         assert entry["source"]["actor"] == "memory_agent"
@@ -174,7 +194,11 @@ async def test_did_change_follows_the_memory_agent_and_other_processes(
         external = await client.memory_change(2)
         [latest] = (await client.request("invincat/memory/log", {"limit": 1}))["records"]
         assert latest["actor"] == "user" and latest["applied"][0]["op"] == "archive"
-        assert external == {"scope": "project", "batchId": latest["batch_id"]}
+        assert external == {
+            "scope": "project",
+            "batchId": latest["batch_id"],
+            "folder": file_uri(workspace),
+        }
 
         await asyncio.sleep(QUIET)
         assert len(client.memory_changes) == 2

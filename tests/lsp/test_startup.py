@@ -15,7 +15,7 @@ from typing import Any
 
 from invincat_server.lsp.host import STACK_DELAY_ENV
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.lsp.client import start_client, stop_client, wait_until
+from tests.lsp.client import file_uri, start_client, stop_client, wait_until
 
 NEVER = "600"
 """A stack import that does not finish within the test (the delay ends at shutdown)."""
@@ -153,7 +153,11 @@ async def test_memory_applied_while_opening_is_what_the_first_chat_sees(
         )
         assert applied["applied"] and not applied["rejected"]
         assert (await client.request("invincat/debug/status"))["sessionOpen"] is False
-        assert await client.memory_change(1) == {"scope": "project", "batchId": applied["batch_id"]}
+        assert await client.memory_change(1) == {
+            "scope": "project",
+            "batchId": applied["batch_id"],
+            "folder": file_uri(workspace),
+        }
 
         fake_openai.add_steps([{"content": "Noted."}])
         assert (await client.chat("how are releases signed?", wait=True))["status"] == "completed"

@@ -28,6 +28,7 @@ from invincat_server.lsp.protocol import (
 
 if TYPE_CHECKING:
     from invincat_server.lsp.deliveries import Delivery
+    from invincat_server.lsp.host import SessionHost
     from invincat_server.lsp.proposals import Proposal
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.session import Session
@@ -37,7 +38,8 @@ log = logging.getLogger("invincat.lsp.approvals")
 
 async def _resolve(ls: InvincatLanguageServer, params: Any, method: str) -> ResolveResult:
     request = parse_params(ResolveApprovalParams, params, method)
-    session = await ls.host.require()
+    host = await ls.projects.for_approval(request.approval_id)
+    session = await host.require()
     decision = request.runtime_decision()
     # Looked up before resolving: the decision's event removes the proposal.
     proposal = ls.proposals.get(request.approval_id)
@@ -109,24 +111,38 @@ async def invincat_pending_approvals(
     ls: InvincatLanguageServer, params: Any
 ) -> PendingApprovalsResult:
     request = parse_params(PendingApprovalsParams, params, PENDING_APPROVALS)
-    session = ls.host.session
+    if request.folder is not None:
+        hosts = [ls.projects.for_folder(request.folder, PENDING_APPROVALS)]
+    elif request.thread_id is not None:  # the store is per user: ask the thread's project
+        _info, owner = await ls.projects.thread(request.thread_id)
+        hosts = [owner or ls.projects.first()]
+    else:
+        hosts = ls.projects.ordered() or [ls.projects.first()]
+    approvals: list[dict[str, Any]] = []
+    for host in hosts:
+        found = await _pending(host, request.thread_id)
+        for approval in found:
+            ls.proposals.add(approval, root=host.root)
+        approvals += found
+    return {"approvals": approvals}
+
+
+async def _pending(host: SessionHost, thread_id: str | None) -> list[dict[str, Any]]:
+    """The approvals waiting in one project (of `thread_id` only, when given)."""
+    session = host.session
     if session is None:
         # Still opening: the recorded approvals, read without the agent stack. (An
         # interrupt a crashed process checkpointed but never recorded shows up once the
         # session is open: it re-lists them as diagnostics.)
-        project = await ls.host.project_data()
-        approvals = await project.pending_approvals(request.thread_id)
+        project = await host.project_data()
+        return await project.pending_approvals(thread_id)
+    if thread_id is not None:
+        thread_ids = [thread_id]
     else:
-        if request.thread_id is not None:
-            thread_ids = [request.thread_id]
-        else:
-            # Only this workspace's threads: a resumed turn runs in this workspace's root.
-            thread_ids = [t.thread_id for t in await session.threads(all_workspaces=False)]
-        approvals = [
-            approval.to_json_dict()
-            for thread_id in thread_ids
-            for approval in await session.pending_approvals(thread_id)
-        ]
-    for approval in approvals:
-        ls.proposals.add(approval)
-    return {"approvals": approvals}
+        # Only this project's threads: a resumed turn runs in this project's root.
+        thread_ids = [t.thread_id for t in await session.threads(all_workspaces=False)]
+    return [
+        approval.to_json_dict()
+        for tid in thread_ids
+        for approval in await session.pending_approvals(tid)
+    ]

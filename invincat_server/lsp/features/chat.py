@@ -6,6 +6,9 @@ notifications (ending with `turn_end`). With `"wait": true` the request stays op
 the turn ends and answers its `status`; `$/cancelRequest` on such a request cancels the
 turn. `invincat/cancel` and `window/workDoneProgress/cancel` on the turn's progress token
 cancel a turn too.
+
+A chat runs in one project (docs/protocol.md, "Multi-root workspaces"): `folder`, else
+the context's document, else the continued thread's project, else the first folder.
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ async def start_chat(ls: InvincatLanguageServer, params: Any, method: str) -> Tu
             f"{MAX_PROMPT_CHARS:,}. Save the text to a file in the workspace and ask "
             "Invincat to read it instead.",
         )
-    session = await ls.host.require()
+    host = await ls.projects.for_chat(chat.folder, chat.context, chat.thread_id, method)
+    session = await host.require()
     context = None
     if chat.context is not None:
         context = editor_context(ls, session.workspace, chat.context, method)
@@ -85,5 +89,6 @@ async def invincat_start_chat_command(ls: LanguageServer, *arguments: Any) -> Tu
 @request_handler(CANCEL)
 async def invincat_cancel(ls: InvincatLanguageServer, params: Any) -> CancelResult:
     cancel = parse_params(CancelParams, params, CANCEL)
-    session = await ls.host.require()
-    return {"cancelled": session.cancel(cancel.turn_id)}
+    if not any(host.session is not None for host in ls.projects.ordered()):
+        await ls.projects.first().require()  # nothing open yet: wait, or say why not
+    return {"cancelled": ls.projects.cancel_turn(cancel.turn_id)}

@@ -25,7 +25,6 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.capabilities import get_capability
 
-from invincat_server.lsp.documents import uri_to_path
 from invincat_server.lsp.errors import request_handler
 from invincat_server.lsp.protocol import (
     ACCEPT_EDIT_TITLE,
@@ -105,13 +104,9 @@ def _pending_edit_actions(
 
 
 def _in_workspace(ls: InvincatLanguageServer, uri: str) -> bool:
-    """Only files the chat would accept as context (before the session is open the root is
-    not known yet: then offer, and `invincat.startChat` checks)."""
-    path = uri_to_path(uri)
-    if path is None:
-        return False
-    root = ls.host.root
-    return root is None or path == root or path.is_relative_to(root)
+    """Only files the chat would accept as context: inside an open project (the chat the
+    action starts is routed to that project by its document)."""
+    return ls.projects.find_uri(uri) is not None
 
 
 def _chat_actions(

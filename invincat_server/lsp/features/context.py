@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from invincat_server.lsp.errors import request_handler
-from invincat_server.lsp.protocol import OFFLOAD, OffloadParams, OffloadResult, parse_params
+from invincat_server.lsp.errors import request_handler, rpc_error
+from invincat_server.lsp.protocol import (
+    OFFLOAD,
+    ErrorCode,
+    OffloadParams,
+    OffloadResult,
+    parse_params,
+)
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
@@ -19,5 +25,16 @@ if TYPE_CHECKING:
 @request_handler(OFFLOAD)
 async def invincat_offload(ls: InvincatLanguageServer, params: Any) -> OffloadResult:
     request = parse_params(OffloadParams, params, OFFLOAD)
-    session = await ls.host.require()
+    if request.folder is not None:
+        host = ls.projects.for_folder(request.folder, OFFLOAD)
+    else:
+        info, owner = await ls.projects.thread(request.thread_id)
+        if info is not None and owner is None:
+            raise rpc_error(
+                ErrorCode.INVALID_PARAMS,
+                f"Invalid params for {OFFLOAD}: thread {request.thread_id} belongs to "
+                f"{info.workspace}, which is not open; open that folder to offload it.",
+            )
+        host = owner or ls.projects.first()  # unknown: its session says so
+    session = await host.require()
     return cast(OffloadResult, await session.offload(request.thread_id))

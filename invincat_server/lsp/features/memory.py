@@ -8,6 +8,9 @@ sidebar), and each one that changed a store is announced with
 a worker thread. Its refusals become JSON-RPC errors with its message, which says what to
 do; a governance refusal of a batch is not an error but the report (`rejected`, `dropped`
 with reasons), exactly as the memory agent gets it.
+
+Each project has its own project store: requests go to `folder`'s project, else to the
+first folder's (user memory is the same whichever).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from invincat_server.lsp.protocol import (
 )
 
 if TYPE_CHECKING:
+    from invincat_server.lsp.host import SessionHost
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.memory import BatchReport
 
@@ -73,17 +77,19 @@ async def _call(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         ) from None
 
 
-def _announce(ls: InvincatLanguageServer, report: BatchReport) -> dict[str, Any]:
+def _announce(ls: InvincatLanguageServer, host: SessionHost, report: BatchReport) -> dict[str, Any]:
     """didChange for a batch that changed its store; the report as JSON."""
     if report.changed or report.cleanup_batch_id:
-        ls.memory_sync.changed(report.scope, [report.batch_id, report.cleanup_batch_id])
+        ids = [report.batch_id, report.cleanup_batch_id]
+        ls.memory_sync.changed(report.scope, ids, host.root)
     return report.to_json()
 
 
 @request_handler(MEMORY_LIST)
 async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> MemoryListResult:
     request = parse_params(MemoryListParams, params, MEMORY_LIST)
-    service = await ls.memory_sync.service()  # imports the memory package off the loop
+    host = ls.projects.for_folder(request.folder, MEMORY_LIST)
+    service = await ls.memory_sync.service(host)  # imports the memory package off the loop
     from invincat_server.runtime.memory import views
 
     result = await _call(
@@ -99,7 +105,8 @@ async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> Memor
 @request_handler(MEMORY_SHOW)
 async def invincat_memory_show(ls: InvincatLanguageServer, params: Any) -> MemoryShowResult:
     request = parse_params(MemoryShowParams, params, MEMORY_SHOW)
-    service = await ls.memory_sync.service()
+    host = ls.projects.for_folder(request.folder, MEMORY_SHOW)
+    service = await ls.memory_sync.service(host)
     from invincat_server.runtime.memory import views
 
     view = await _call(views.show_view, service, request.id)
@@ -116,18 +123,20 @@ async def invincat_memory_show(ls: InvincatLanguageServer, params: Any) -> Memor
 async def invincat_memory_apply(ls: InvincatLanguageServer, params: Any) -> dict[str, Any]:
     request = parse_params(MemoryApplyParams, params, MEMORY_APPLY)
     request.check(MEMORY_APPLY)
-    service = await ls.memory_sync.service()
+    host = ls.projects.for_folder(request.folder, MEMORY_APPLY)
+    service = await ls.memory_sync.service(host)
     report = await _call(
         service.apply, request.scope, {"operations": request.operations}, actor=ACTOR
     )
-    return _announce(ls, report)
+    return _announce(ls, host, report)
 
 
 @request_handler(MEMORY_LOG)
 async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> MemoryLogResult:
     request = parse_params(MemoryLogParams, params, MEMORY_LOG)
     request.check(MEMORY_LOG)
-    service = await ls.memory_sync.service()
+    host = ls.projects.for_folder(request.folder, MEMORY_LOG)
+    service = await ls.memory_sync.service(host)
     from invincat_server.runtime.memory import views
 
     records = await _call(views.log_view, service, request.scope, request.limit)
@@ -137,14 +146,16 @@ async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> Memory
 @request_handler(MEMORY_REVERT)
 async def invincat_memory_revert(ls: InvincatLanguageServer, params: Any) -> dict[str, Any]:
     request = parse_params(MemoryRevertParams, params, MEMORY_REVERT)
-    service = await ls.memory_sync.service()
-    return _announce(ls, await _call(service.revert, request.batch_id, actor=ACTOR))
+    host = ls.projects.for_folder(request.folder, MEMORY_REVERT)
+    service = await ls.memory_sync.service(host)
+    return _announce(ls, host, await _call(service.revert, request.batch_id, actor=ACTOR))
 
 
 @request_handler(MEMORY_VERIFY)
 async def invincat_memory_verify(ls: InvincatLanguageServer, params: Any) -> MemoryVerifyResult:
     request = parse_params(MemoryVerifyParams, params, MEMORY_VERIFY)
-    service = await ls.memory_sync.service()
+    host = ls.projects.for_folder(request.folder, MEMORY_VERIFY)
+    service = await ls.memory_sync.service(host)
     from invincat_server.runtime.memory import views
 
     report = await _call(
