@@ -179,27 +179,3 @@ async def test_the_set_of_actions_follows_initialization_options_and_configurati
         }
     finally:
         await stop_client(lsp)
-
-
-async def test_multi_root_context_and_actions_stay_in_the_first_folders_project(
-    invincat_env: dict[str, str], workspace: Path, tmp_path: Path, editor: str
-) -> None:
-    """One session per server, on the first folder's project root: a document of another
-    root folder gets no Invincat actions, and a chat naming it is refused, not misrouted."""
-    other = tmp_path / "other-project"
-    other.mkdir()
-    lsp = await start_client(invincat_env, workspace, editor, more_folders=(other,))
-    try:
-        inside = lsp.open_document(workspace / "package.json", BROKEN)
-        outside = lsp.open_document(other / "package.json", BROKEN)
-        context = {"activeDocument": {"uri": outside}}
-        with pytest.raises(JsonRpcException) as caught:
-            await lsp.request("invincat/chat", {"prompt": "fix it", "context": context})
-        assert caught.value.code == -32602
-        assert outside in caught.value.message and "outside the workspace" in caught.value.message
-        # (The session is open now, so the server knows its root.)
-        diagnostic = _json_diagnostic()
-        assert len(await _actions(lsp, inside, _point(0, 17), [diagnostic])) == 1
-        assert await _actions(lsp, outside, _point(0, 17), [diagnostic]) == []
-    finally:
-        await stop_client(lsp)
