@@ -177,6 +177,8 @@ class SessionHost:
         self._opening: asyncio.Task[None] | None = None
         self._project_ready: asyncio.Event | None = None
         self._closing = False
+        self._muted = False
+        """No more events to the client (it is going away)."""
         self._close_task: asyncio.Future[None] | None = None
 
     @property
@@ -217,8 +219,10 @@ class SessionHost:
     def cancel_turn(self, turn_id: str) -> bool:
         return self.session.cancel(turn_id) if self.session is not None else False
 
-    async def close(self) -> None:
+    async def close(self, *, editor_stays: bool = False) -> None:
         """Stop running turns; approvals they wait for stay pending for the next start.
+        `editor_stays`: the project closes but the editor does not (its folder was
+        removed), so the stopped turns' last events (`turn_end`) still reach it.
 
         Idempotent and shielded: `shutdown` and the end of the connection both close, and
         a client that sends `shutdown` and hangs up at once cancels the first caller. Were
@@ -226,13 +230,14 @@ class SessionHost:
         would stay alive and the process would never exit; so every caller awaits one
         shared close task that runs to the end."""
         if self._close_task is None:
-            self._close_task = asyncio.ensure_future(self._close_once())
+            self._close_task = asyncio.ensure_future(self._close_once(editor_stays))
         await asyncio.shield(self._close_task)
 
-    async def _close_once(self) -> None:
+    async def _close_once(self, editor_stays: bool) -> None:
         # The turns stopped here still emit turn_end, maybe after the editor closed the
-        # stream: nothing is forwarded any more.
+        # stream: then nothing is forwarded any more.
         self._closing = True
+        self._muted = not editor_stays
         if self._opening is not None and not self._opening.done():
             self._opening.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -244,6 +249,7 @@ class SessionHost:
             # An editor waits for shutdown: give background memory work a few seconds,
             # not the CLI's minute (an interrupted extraction is retried next turn).
             await session.close(followup_timeout=5.0)
+        self._muted = True
 
     async def _open(self) -> None:
         self._projects.announce()  # `starting`: from here on the client may hear statusChanged
@@ -337,7 +343,7 @@ class SessionHost:
             log.exception("restoring pending approvals failed")
 
     def _on_event(self, turn: Turn, event: Any) -> None:
-        if self._closing or event.type == "tool_output":
+        if self._muted or event.type == "tool_output":
             return  # live `execute` output is not (yet) part of the editor protocol
         data = event.to_json_dict()
         self._ls.protocol.notify_json(

@@ -162,7 +162,7 @@ class Projects:
     async def _close_project(self, host: SessionHost) -> None:
         del self.hosts[host.root]
         self._approvals = {k: h for k, h in self._approvals.items() if h is not host}
-        await host.close()
+        await host.close(editor_stays=True)
         self._ls.proposals.remove_where(root=host.root)
         self._ls.memory_sync.forget(host.root)
         log.info("closed the project %s (its last workspace folder was removed)", host.root)

@@ -305,6 +305,7 @@ async def test_folders_come_and_go_and_a_closed_projects_approval_waits_for_it(
         str(third.resolve()),
     ]
     await wait_until(lambda: len(two.diagnostics[notes]) == 0, what="B's diagnostics cleared")
+    assert (await two.turn_end(ref["turnId"]))["status"] == "cancelled"
     assert (await two.request("invincat/pendingApprovals", {}))["approvals"] == []
 
     (third / "c.txt").write_text("charlie lives in C\n")
