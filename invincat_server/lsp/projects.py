@@ -258,23 +258,31 @@ class Projects:
         self._approvals[approval_id] = host
 
     async def for_approval(self, approval_id: str) -> SessionHost:
-        """The project holding the approval; the first folder's when none does (its
-        session then answers that it is unknown or already decided)."""
+        """The project holding the approval. One of a project that is not open is refused
+        (-32602): deciding it elsewhere would resume its turn in the wrong root. Unknown
+        or already decided: the first folder's (its session answers why not)."""
         host = self._approvals.get(approval_id)
         if host is not None and not host.closed:
             return host
         proposal = self._ls.proposals.get(approval_id)
         if proposal is not None and proposal.root in self.hosts:
             return self.hosts[proposal.root]
-        for candidate in self.ordered():
-            try:
-                project = await candidate.project_data()
-                pending = await project.pending_approvals()
-            except Exception:
-                continue  # a project that cannot read its data holds nothing to decide
-            if any(request.get("approval_id") == approval_id for request in pending):
-                return candidate
-        return self.first()
+        project = await self.first().project_data()
+        pending = await project.pending_approvals(all_workspaces=True)
+        request = next((r for r in pending if r.get("approval_id") == approval_id), None)
+        thread_id = request.get("thread_id") if request is not None else None
+        if not isinstance(thread_id, str):
+            return self.first()
+        info, owner = await self.thread(thread_id)
+        if owner is not None:
+            return owner
+        if info is None:
+            return self.first()
+        raise rpc_error(
+            ErrorCode.INVALID_PARAMS,
+            f"Approval {approval_id} belongs to thread {thread_id} of {info.workspace}, which "
+            "is not open; open that folder to decide it.",
+        )
 
     def cancel_turn(self, turn_id: str) -> bool:
         return any(host.cancel_turn(turn_id) for host in self.ordered())

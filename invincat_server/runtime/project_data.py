@@ -73,14 +73,21 @@ class ProjectData:
             raise UnknownThreadError(f"Unknown thread {thread_id!r}.")
         return None if messages is None else fields_to_dicts(messages)
 
-    async def pending_approvals(self, thread_id: str | None = None) -> list[dict[str, Any]]:
+    async def pending_approvals(
+        self, thread_id: str | None = None, *, all_workspaces: bool = False
+    ) -> list[dict[str, Any]]:
         """Recorded approvals still waiting for a decision, of `thread_id` or of every
-        thread of this workspace, as `approval_requested` event dicts: the event as it was
-        recorded (`ApprovalRequested.to_json_dict()`; not validated again here, which would
-        import pydantic's event models on the way to the first answer).
+        thread of this workspace (of every workspace with `all_workspaces`, for a front
+        end that must find which workspace an approval belongs to), as
+        `approval_requested` event dicts: the event as it was recorded
+        (`ApprovalRequested.to_json_dict()`; not validated again here, which would import
+        pydantic's event models on the way to the first answer).
 
         Only the approvals table: an interrupt a crashed process checkpointed but never
         recorded is found by `Session.pending_approvals`, which reads the checkpoints."""
+        if all_workspaces and thread_id is None:
+            _threads, pending = await self._read(None)
+            return [r.request for r in pending]
         threads, pending = await self._read(str(self.root))
         wanted = {thread_id} if thread_id is not None else {t.thread_id for t in threads}
         return [r.request for r in pending if r.thread_id in wanted]

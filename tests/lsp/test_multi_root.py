@@ -307,6 +307,12 @@ async def test_folders_come_and_go_and_a_closed_projects_approval_waits_for_it(
     await wait_until(lambda: len(two.diagnostics[notes]) == 0, what="B's diagnostics cleared")
     assert (await two.turn_end(ref["turnId"]))["status"] == "cancelled"
     assert (await two.request("invincat/pendingApprovals", {}))["approvals"] == []
+    # Deciding it now would resume B's turn in another project's root: refused.
+    message = await _refused(
+        two, "invincat/resolveApproval", {"approvalId": approval_id, "decision": "approve"}
+    )
+    assert "which is not open" in message and str(second.resolve()) in message
+    assert (second / "notes.txt").read_text() == "alpha\n"
 
     (third / "c.txt").write_text("charlie lives in C\n")
     fake_openai.add_steps([{"content": "C it is."}])

@@ -25,16 +25,21 @@ if TYPE_CHECKING:
 @request_handler(OFFLOAD)
 async def invincat_offload(ls: InvincatLanguageServer, params: Any) -> OffloadResult:
     request = parse_params(OffloadParams, params, OFFLOAD)
+    info, owner = await ls.projects.thread(request.thread_id)
+    if info is not None and owner is None:
+        raise rpc_error(
+            ErrorCode.INVALID_PARAMS,
+            f"Invalid params for {OFFLOAD}: thread {request.thread_id} belongs to "
+            f"{info.workspace}, which is not open; open that folder to offload it.",
+        )
+    host = owner or ls.projects.first()  # unknown: its session says so
     if request.folder is not None:
-        host = ls.projects.for_folder(request.folder, OFFLOAD)
-    else:
-        info, owner = await ls.projects.thread(request.thread_id)
-        if info is not None and owner is None:
+        named = ls.projects.for_folder(request.folder, OFFLOAD)
+        if owner is not None and named is not owner:
             raise rpc_error(
                 ErrorCode.INVALID_PARAMS,
                 f"Invalid params for {OFFLOAD}: thread {request.thread_id} belongs to "
-                f"{info.workspace}, which is not open; open that folder to offload it.",
+                f"{owner.root}, not {named.root}.",
             )
-        host = owner or ls.projects.first()  # unknown: its session says so
     session = await host.require()
     return cast(OffloadResult, await session.offload(request.thread_id))
