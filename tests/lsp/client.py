@@ -112,6 +112,8 @@ class InvincatClient(LanguageClient):
         """`invincat/memory/didChange` params, in arrival order."""
         self.status_changes: list[dict[str, Any]] = []
         """`invincat/statusChanged` params, in arrival order."""
+        self.server_capabilities: types.ServerCapabilities | None = None
+        """What the server answered to `initialize`."""
 
     # requests -----------------------------------------------------------------------
     async def request(self, method: str, params: Any = None, *, timeout: float = DEADLINE) -> Any:
@@ -345,6 +347,7 @@ async def _initialize(
         )
     )
     client.encoding = str(result.capabilities.position_encoding or "utf-16")
+    client.server_capabilities = result.capabilities
 
 
 async def stop_client(client: InvincatClient, timeout: float = DEADLINE) -> None:

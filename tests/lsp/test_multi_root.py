@@ -288,6 +288,10 @@ async def test_folders_come_and_go_and_a_closed_projects_approval_waits_for_it(
     tmp_path: Path,
 ) -> None:
     third = _project(tmp_path / "project-c")
+    capabilities = two.server_capabilities
+    assert capabilities is not None and capabilities.workspace is not None
+    folders = capabilities.workspace.workspace_folders
+    assert folders is not None and folders.supported and folders.change_notifications
     (second / "notes.txt").write_text("alpha\n")
     await _ready(two, workspace, second)
     edit = {"path": "notes.txt", "old_string": "alpha", "new_string": "beta"}
@@ -337,3 +341,27 @@ async def test_folders_come_and_go_and_a_closed_projects_approval_waits_for_it(
     message = await _refused(two, "invincat/threads/list", {})
     assert "No workspace folder is open" in message
     assert json.dumps(await two.request("invincat/status")) == json.dumps(two.status_changes[-1])
+
+
+async def test_without_a_model_every_project_fails_with_one_message_and_memory_works(
+    invincat_env: dict[str, str], workspace: Path, second: Path, editor: str
+) -> None:
+    env = {k: v for k, v in invincat_env.items() if k != "OPENAI_API_KEY"}
+    client = await start_client(env, workspace, editor, more_folders=(second,))
+    try:
+
+        def both_failed() -> bool:
+            last = client.status_changes[-1] if client.status_changes else None
+            return bool(last) and [p["state"] for p in last["projects"]] == ["failed", "failed"]
+
+        await wait_until(both_failed, what="both projects failed")
+        status = await client.request("invincat/status")
+        assert status["state"] == "failed" and "OPENAI_API_KEY is not set" in status["message"]
+        assert [p["folder"] for p in status["projects"]] == [file_uri(workspace), file_uri(second)]
+        assert all("OPENAI_API_KEY" in p["message"] for p in status["projects"])
+        shown = [m.message for m in client.messages if "OPENAI_API_KEY" in m.message]
+        assert len(shown) == 1  # one window message, not one per folder
+        listed = await client.request("invincat/memory/list", {"folder": file_uri(second)})
+        assert listed["stores"]["project"].startswith(str(second.resolve()))
+    finally:
+        await stop_client(client)
