@@ -27,7 +27,9 @@ import type {
 import { DecisionError, resolveParams } from "../approvals/decisions";
 import type { ProposedContent } from "../approvals/diffView";
 import { resolveAnswerPath, resolveApprovalPath } from "../approvals/paths";
+import { chatFolder, editorFitsChat, folderOfWorkspace, projectLabel, type FolderRef } from "../common/folders";
 import { describe, type InvincatConnection } from "../server/connection";
+import { workspaceFolderRefs } from "../server/workspaceFolders";
 import { buildContext, rankFiles, type Chip } from "./context";
 import { currentFileChip, inWorkspace, selectionChip, snapshotEditor, workspaceEditor } from "./editorContext";
 import { chatHtml } from "./html";
@@ -56,6 +58,8 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** The user removed the current-file chip; it comes back when another file is active. */
   private currentFileHidden = false;
   private fileCache: { at: number; paths: string[] } | undefined;
+  /** The folder (uri) each thread started here was sent to: a thread continues there. */
+  private readonly threadFolders = new Map<string, string>();
   /** A turn of the shown thread runs (for the status bar). */
   readonly onWorking = this.workingEmitter.event;
 
@@ -83,6 +87,8 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         }
         this.schedulePost();
       }),
+      // A multi-root window names the chat's project; adding a folder can make it one.
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.schedulePost()),
       vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, this, {
         webviewOptions: { retainContextWhenHidden: true },
       }),
@@ -268,10 +274,39 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
+  /**
+   * The workspace folder the shown chat is in: its thread's (a thread continues in its
+   * project), else the active editor's, else the first attachment's, else the first folder.
+   */
+  private chatFolder(folders: FolderRef[]): FolderRef | undefined {
+    const threadId = this.model.threadId;
+    let threadFolder: FolderRef | undefined;
+    if (threadId) {
+      const sentTo = this.threadFolders.get(threadId);
+      threadFolder =
+        folders.find((folder) => folder.uri === sentTo) ??
+        folderOfWorkspace(this.model.threads.find((thread) => thread.threadId === threadId)?.workspace, folders);
+    }
+    return chatFolder({
+      folders,
+      threadFolder,
+      editorUri: workspaceEditor()?.document.uri.toString(),
+      chipUris: this.chips.map((chip) => chip.uri),
+    });
+  }
+
+  /** The active editor when it goes with the prompt: shown, and in the chat's project. */
+  private contextEditor(folders: FolderRef[], folder: FolderRef | undefined): vscode.TextEditor | undefined {
+    const editor = this.currentFileHidden ? undefined : workspaceEditor();
+    return editor && editorFitsChat(editor.document.uri.toString(), folder, folders) ? editor : undefined;
+  }
+
   private async send(prompt: string): Promise<void> {
     const mode = this.model.planMode ? "plan" : "agent";
     const threadId = this.model.threadId;
-    const editor = this.currentFileHidden ? undefined : workspaceEditor();
+    const folders = workspaceFolderRefs();
+    const folder = this.chatFolder(folders);
+    const editor = this.contextEditor(folders, folder);
     const context = buildContext(editor ? snapshotEditor(editor) : undefined, this.chips);
     this.chips = [];
     this.model.beginSend(prompt, mode);
@@ -281,7 +316,13 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       if (context) {
         params.context = context;
       }
+      if (folder) {
+        params.folder = folder.uri;
+      }
       const ref = await this.connection.request<TurnRef>(CHAT, params);
+      if (folder) {
+        this.threadFolders.set(ref.threadId, folder.uri);
+      }
       this.model.sendAccepted(ref.threadId, ref.turnId);
     } catch (error) {
       this.model.sendFailed(describe(error));
@@ -405,9 +446,16 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   private state(): ChatViewState {
-    const editor = this.currentFileHidden ? undefined : workspaceEditor();
+    const folders = workspaceFolderRefs();
+    const folder = this.chatFolder(folders);
+    const editor = this.contextEditor(folders, folder);
     const chips = [...(editor ? [currentFileChip(editor)] : []), ...this.chips];
-    return { ...this.model.snapshot(), chips: chips.map(({ id, kind, label, title }) => ({ id, kind, label, title })) };
+    const state: ChatViewState = { ...this.model.snapshot(), chips: chips.map(({ id, kind, label, title }) => ({ id, kind, label, title })) };
+    const project = projectLabel(folder, folders);
+    if (project) {
+      state.project = project;
+    }
+    return state;
   }
 
   private schedulePost(): void {

@@ -77,6 +77,8 @@ export interface ChatViewState {
   memoryUpdating: boolean;
   /** Context chips in the prompt box (the current file, added selections). */
   chips?: ChipView[];
+  /** The workspace folder the chat is in, named only when the window has more than one. */
+  project?: string;
 }
 
 export interface ChipView {

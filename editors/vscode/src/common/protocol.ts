@@ -20,6 +20,8 @@ export interface ChatParams {
   workDoneToken?: string | number;
   /** What the editor shows (docs/protocol.md, "Editor context"). */
   context?: EditorContext;
+  /** The workspace folder (file:// uri) whose project the chat is in (multi-root). */
+  folder?: string;
 }
 
 export interface LspPosition {
@@ -213,6 +215,8 @@ export interface MemoryVerification {
 export interface MemoryListParams {
   scope?: MemoryScope;
   includeArchived?: boolean;
+  /** The workspace folder whose project memory to list (multi-root). */
+  folder?: string;
 }
 
 export interface MemoryListResult {
@@ -231,6 +235,7 @@ export interface MemoryOperation {
 export interface MemoryApplyParams {
   scope: MemoryScope;
   operations: MemoryOperation[];
+  folder?: string;
 }
 
 /** The governance report (`BatchReport`), as far as the sidebar reads it. */
@@ -245,7 +250,9 @@ export interface MemoryReport {
 
 export interface MemoryDidChangeParams {
   scope: MemoryScope;
-  batchId: string;
+  batchId: string | null;
+  /** For `scope: "project"`: the workspace folder (uri) whose project store changed. */
+  folder?: string;
 }
 
 /** `invincat/status` result and `invincat/statusChanged` params (docs/protocol.md). */

@@ -2,7 +2,8 @@
  * The memory sidebar (activity bar "Invincat" → Memory): a tree of the governed memory
  * stores, refreshed on `invincat/memory/didChange`, with archive / restore / delete /
  * show history on each entry. Every change goes through `invincat/memory/apply`, so it is
- * validated and journaled like any other batch.
+ * validated and journaled like any other batch. With more than one workspace folder, each
+ * folder's project memory is its own node (its requests carry `folder`), user memory once.
  */
 
 import * as vscode from "vscode";
@@ -15,12 +16,15 @@ import {
   MEMORY_VIEW_ID,
   SHOWING_ARCHIVED_CONTEXT,
 } from "../common/constants";
+import { memoryRefreshTargets, mergeTargets, type FolderRef, type MemoryChange, type RefreshTargets } from "../common/folders";
 import type { MemoryEntry, MemoryListResult, MemoryReport } from "../common/protocol";
 import { describe, type InvincatConnection } from "../server/connection";
+import { workspaceFolderRefs } from "../server/workspaceFolders";
 import {
   actionParams,
   archivedHintLabel,
   buildMemoryTree,
+  buildMultiRootTree,
   citationDescription,
   citationLabel,
   citationNodes,
@@ -33,11 +37,15 @@ import {
   entryTooltip,
   GROUP_LABELS,
   historyMarkdown,
+  nodeKey,
   projectRootOf,
   reportProblem,
-  SCOPE_LABELS,
   scopeChildren,
+  scopeLabel,
+  showParams,
+  type FolderMemory,
   type MemoryNode,
+  type ProjectOwner,
   type ScopeNode,
   type UserAction,
 } from "./nodes";
@@ -46,7 +54,14 @@ const GROUP_ICONS = { hot: "flame", warm: "circle-filled", cold: "circle-outline
 
 export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.Disposable {
   private roots: ScopeNode[] = [];
+  /** One-folder window: the project root citations are relative to. */
   private projectRoot: string | undefined;
+  /** Multi-root window: the last answers, so one folder's change reloads only that folder. */
+  private userItems: MemoryEntry[] = [];
+  private userError: string | undefined;
+  private readonly folderMemory = new Map<string, FolderMemory>();
+  /** What the running refresh still has to reload ("all", or the targets of didChanges). */
+  private pending: RefreshTargets | "all" | undefined;
   private showArchived = false;
   private error: string | undefined;
   private readonly changed = new vscode.EventEmitter<MemoryNode | undefined>();
@@ -63,7 +78,8 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     this.view = vscode.window.createTreeView(MEMORY_VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
     this.disposables.push(
       this.view,
-      connection.onMemoryDidChange(() => void this.refresh()),
+      connection.onMemoryDidChange((params) => void this.refresh(params)),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => void this.refresh()),
       // Belt and braces: the turn's own event also says memory changed.
       connection.onEvent((params) => {
         if (params.event.type === "memory_changed") {
@@ -90,9 +106,18 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
   getTreeItem(node: MemoryNode): vscode.TreeItem {
     switch (node.kind) {
       case "scope": {
-        const item = new vscode.TreeItem(SCOPE_LABELS[node.scope], vscode.TreeItemCollapsibleState.Expanded);
-        item.id = `scope:${node.scope}`;
-        item.description = node.count === 0 ? (node.archivedHidden > 0 ? "none active" : "no memories") : `${node.count}`;
+        const item = new vscode.TreeItem(scopeLabel(node), vscode.TreeItemCollapsibleState.Expanded);
+        item.id = nodeKey(node.owner, `scope:${node.scope}`);
+        item.description = node.owner?.error
+          ? "could not read"
+          : node.count === 0
+            ? node.archivedHidden > 0
+              ? "none active"
+              : "no memories"
+            : `${node.count}`;
+        if (node.owner) {
+          item.tooltip = node.owner.error ?? node.owner.store ?? node.owner.folder.name;
+        }
         item.iconPath = new vscode.ThemeIcon(node.scope === "user" ? "account" : "repo");
         item.contextValue = "memoryScope";
         return item;
@@ -101,7 +126,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
         const state =
           node.group === "archived" ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Expanded;
         const item = new vscode.TreeItem(GROUP_LABELS[node.group], state);
-        item.id = `group:${node.scope}:${node.group}`;
+        item.id = nodeKey(node.owner, `group:${node.scope}:${node.group}`);
         item.description = `${node.entries.length}`;
         item.iconPath = new vscode.ThemeIcon(GROUP_ICONS[node.group]);
         item.contextValue = "memoryGroup";
@@ -111,7 +136,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
         const cited = (node.entry.citations ?? []).length > 0;
         const state = cited ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None;
         const item = new vscode.TreeItem(entryLabel(node.entry), state);
-        item.id = `entry:${node.entry.id}:${node.entry.status}`;
+        item.id = nodeKey(node.owner, `entry:${node.entry.id}:${node.entry.status}`);
         item.description = entryDescription(node.entry);
         item.tooltip = new vscode.MarkdownString(entryTooltip(node.entry));
         item.contextValue = entryContext(node.entry);
@@ -122,7 +147,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       }
       case "archivedHint": {
         const item = new vscode.TreeItem(archivedHintLabel(node.count), vscode.TreeItemCollapsibleState.None);
-        item.id = `archivedHint:${node.scope}`;
+        item.id = nodeKey(node.owner, `archivedHint:${node.scope}`);
         item.iconPath = new vscode.ThemeIcon("archive");
         item.tooltip = "Archived entries are hidden; click to show them";
         item.contextValue = "memoryArchivedHint";
@@ -132,12 +157,13 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       case "citation": {
         const target = citationTarget(node);
         const item = new vscode.TreeItem(citationLabel(target), vscode.TreeItemCollapsibleState.None);
-        item.id = `citation:${node.entry.id}:${node.index}`;
+        item.id = nodeKey(node.owner, `citation:${node.entry.id}:${node.index}`);
         item.description = citationDescription(node);
         item.iconPath = new vscode.ThemeIcon("go-to-file");
         item.contextValue = "memoryCitation";
-        if (this.projectRoot && citationOpensInProject(target)) {
-          const uri = vscode.Uri.joinPath(vscode.Uri.file(this.projectRoot), target.path);
+        const root = node.owner ? projectRootOf(node.owner.store) : this.projectRoot;
+        if (root && citationOpensInProject(target)) {
+          const uri = vscode.Uri.joinPath(vscode.Uri.file(root), target.path);
           const range = citationRange(target);
           item.resourceUri = uri;
           item.command = {
@@ -164,13 +190,17 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       return node.entries;
     }
     if (node.kind === "entry") {
-      return citationNodes(node.entry);
+      return citationNodes(node.entry, node.owner);
     }
     return [];
   }
 
-  /** Re-read the stores; concurrent calls coalesce into one more read. */
-  refresh(): Promise<void> {
+  /**
+   * Re-read the stores; concurrent calls coalesce into one more read. `change`: a
+   * `memory/didChange`, which in a multi-root window reloads only the store it names.
+   */
+  refresh(change?: MemoryChange): Promise<void> {
+    this.pending = mergeTargets(this.pending, change ? memoryRefreshTargets(change, workspaceFolderRefs(), this.stores()) : "all");
     if (this.refreshing) {
       this.refreshAgain = true;
       return this.refreshing;
@@ -178,7 +208,9 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     this.refreshing = (async () => {
       do {
         this.refreshAgain = false;
-        await this.load();
+        const targets = this.pending ?? "all";
+        this.pending = undefined;
+        await this.load(targets);
       } while (this.refreshAgain);
     })().finally(() => {
       this.refreshing = undefined;
@@ -193,7 +225,19 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     }
   }
 
-  private async load(): Promise<void> {
+  private async load(targets: RefreshTargets | "all"): Promise<void> {
+    const folders = workspaceFolderRefs();
+    if (folders.length > 1) {
+      await this.loadFolders(folders, targets);
+    } else {
+      await this.loadOne();
+    }
+    this.changed.fire(undefined);
+  }
+
+  /** A one-folder (or folderless) window: one list, exactly as before multi-root. */
+  private async loadOne(): Promise<void> {
+    this.folderMemory.clear();
     try {
       // Archived entries are always read, so a hidden one can be hinted at.
       const result = await this.connection.request<MemoryListResult>(MEMORY_LIST, { includeArchived: true });
@@ -205,7 +249,63 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       this.connection.output.warn(`memory/list: ${this.error}`);
     }
     this.view.message = this.error ? `Could not read memory: ${this.error}` : undefined;
-    this.changed.fire(undefined);
+  }
+
+  /** A multi-root window: the user store once, each target folder's project store. */
+  private async loadFolders(folders: FolderRef[], targets: RefreshTargets | "all"): Promise<void> {
+    const known = new Set(folders.map((folder) => folder.uri));
+    for (const uri of [...this.folderMemory.keys()]) {
+      if (!known.has(uri)) {
+        this.folderMemory.delete(uri);
+      }
+    }
+    const reloadUser = targets === "all" || targets.user;
+    const reload = folders.filter(
+      (folder) => targets === "all" || targets.folders.includes(folder.uri) || !this.folderMemory.has(folder.uri),
+    );
+    const reads: Promise<void>[] = reload.map(async (folder) => {
+      try {
+        const result = await this.connection.request<MemoryListResult>(MEMORY_LIST, {
+          scope: "project",
+          includeArchived: true,
+          folder: folder.uri,
+        });
+        this.folderMemory.set(folder.uri, { folder, items: result.items ?? [], store: result.stores?.project });
+      } catch (error) {
+        const message = describe(error);
+        this.connection.output.warn(`memory/list ${folder.name}: ${message}`);
+        this.folderMemory.set(folder.uri, { folder, items: [], error: message });
+      }
+    });
+    if (reloadUser) {
+      reads.push(
+        (async () => {
+          try {
+            const result = await this.connection.request<MemoryListResult>(MEMORY_LIST, { scope: "user", includeArchived: true });
+            this.userItems = result.items ?? [];
+            this.userError = undefined;
+          } catch (error) {
+            this.userError = describe(error);
+            this.connection.output.warn(`memory/list user: ${this.userError}`);
+          }
+        })(),
+      );
+    }
+    await Promise.all(reads);
+    const memories = folders.map((folder) => this.folderMemory.get(folder.uri)).filter((m): m is FolderMemory => m !== undefined);
+    this.roots = buildMultiRootTree(this.userItems, memories, this.showArchived);
+    this.projectRoot = undefined;
+    const problems = [
+      ...(this.userError ? [`user: ${this.userError}`] : []),
+      ...memories.filter((m) => m.error).map((m) => `${m.folder.name}: ${m.error}`),
+    ];
+    this.error = problems.length > 0 ? problems.join("; ") : undefined;
+    this.view.message = this.error ? `Could not read memory: ${this.error}` : undefined;
+  }
+
+  /** The project store of each folder, by folder uri (folders sharing a project share it). */
+  private stores(): Map<string, string | undefined> {
+    return new Map([...this.folderMemory].map(([uri, memory]) => [uri, memory.store]));
   }
 
   private async setShowArchived(show: boolean): Promise<void> {
@@ -214,19 +314,17 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     await this.refresh();
   }
 
-  private entryOf(node: MemoryNode | undefined): MemoryEntry | undefined {
-    if (node?.kind === "entry") {
-      return node.entry;
-    }
-    const selected = this.view.selection[0];
-    return selected?.kind === "entry" ? selected.entry : undefined;
+  private entryOf(node: MemoryNode | undefined): { entry: MemoryEntry; owner?: ProjectOwner } | undefined {
+    const chosen = node ?? this.view.selection[0];
+    return chosen?.kind === "entry" ? { entry: chosen.entry, owner: chosen.owner } : undefined;
   }
 
   private async act(action: UserAction, node: MemoryNode | undefined): Promise<void> {
-    const entry = this.entryOf(node);
-    if (!entry) {
+    const chosen = this.entryOf(node);
+    if (!chosen) {
       return;
     }
+    const { entry, owner } = chosen;
     if (action === "delete") {
       const choice = await vscode.window.showWarningMessage(
         `Delete the memory “${entryLabel(entry)}”?`,
@@ -238,7 +336,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       }
     }
     try {
-      const report = await this.connection.request<MemoryReport>(MEMORY_APPLY, actionParams(action, entry));
+      const report = await this.connection.request<MemoryReport>(MEMORY_APPLY, actionParams(action, entry, owner));
       const problem = reportProblem(report);
       if (problem) {
         void vscode.window.showWarningMessage(`Invincat: could not ${action} the memory: ${problem}`);
@@ -250,17 +348,20 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
   }
 
   private async showHistory(node: MemoryNode | undefined): Promise<void> {
-    const entry = this.entryOf(node);
-    if (!entry) {
+    const chosen = this.entryOf(node);
+    if (!chosen) {
       return;
     }
+    const { entry, owner } = chosen;
     try {
       const result = await this.connection.request<{ entry?: MemoryEntry | null; history?: Record<string, unknown>[] }>(
         MEMORY_SHOW,
-        { id: entry.id },
+        showParams(entry, owner),
       );
       // A read-only virtual document: nothing to save, and it refreshes when shown again.
-      const uri = vscode.Uri.from({ scheme: MEMORY_HISTORY_SCHEME, path: `/${entry.id}.md` });
+      // Two projects can both have a mem_p_000001: the project's name keeps them apart.
+      const path = owner ? `/${owner.folder.name}/${entry.id}.md` : `/${entry.id}.md`;
+      const uri = vscode.Uri.from({ scheme: MEMORY_HISTORY_SCHEME, path });
       this.histories.set(uri.path, historyMarkdown(result.entry ?? null, entry.id, result.history ?? []));
       this.historyChanged.fire(uri);
       const document = await vscode.workspace.openTextDocument(uri);

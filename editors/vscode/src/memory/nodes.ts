@@ -1,9 +1,23 @@
 /**
  * The memory sidebar's shape: User / Project → tier (hot, warm, cold; archived when shown)
- * → entries, from `invincat/memory/list` items. Pure, so the grouping and the labels are
- * tested without VS Code.
+ * → entries, from `invincat/memory/list` items. In a window with more than one workspace
+ * folder: User once, then one "Project memory — NAME" per project. Pure, so the grouping and
+ * the labels are tested without VS Code.
  */
 
+/** The project a node belongs to in a multi-root tree (absent in a one-folder window). */
+export interface ProjectOwner {
+  /** The folder whose uri the node's requests send as `folder`. */
+  folder: FolderRef;
+  /** Every folder sharing this project (usually one), for the label. */
+  names: string[];
+  /** `stores.project` of the project's memory/list answer. */
+  store?: string;
+  /** Why the project's store could not be read. */
+  error?: string;
+}
+
+import type { FolderRef } from "../common/folders";
 import type { MemoryCitation, MemoryEntry, MemoryReport, MemoryScope, Tier } from "../common/protocol";
 
 export type Group = Tier | "archived";
@@ -15,6 +29,7 @@ export interface ScopeNode {
   count: number;
   /** Archived entries of the scope that are hidden (the archived toggle is off). */
   archivedHidden: number;
+  owner?: ProjectOwner;
 }
 
 export interface GroupNode {
@@ -22,11 +37,13 @@ export interface GroupNode {
   scope: MemoryScope;
   group: Group;
   entries: EntryNode[];
+  owner?: ProjectOwner;
 }
 
 export interface EntryNode {
   kind: "entry";
   entry: MemoryEntry;
+  owner?: ProjectOwner;
 }
 
 /** One citation of an entry: a location that opens the file at the range. */
@@ -34,6 +51,7 @@ export interface CitationNode {
   kind: "citation";
   entry: MemoryEntry;
   index: number;
+  owner?: ProjectOwner;
 }
 
 /** "2 archived — Show Archived Memories": archived entries exist but are hidden. */
@@ -41,6 +59,7 @@ export interface ArchivedHintNode {
   kind: "archivedHint";
   scope: MemoryScope;
   count: number;
+  owner?: ProjectOwner;
 }
 
 export type MemoryNode = ScopeNode | GroupNode | EntryNode | CitationNode | ArchivedHintNode;
@@ -58,32 +77,82 @@ function groupOf(entry: MemoryEntry): Group {
   return entry.tier === "hot" || entry.tier === "warm" || entry.tier === "cold" ? entry.tier : "cold";
 }
 
+function scopeNode(scope: MemoryScope, items: MemoryEntry[], showArchived: boolean, owner?: ProjectOwner): ScopeNode {
+  const mine = items.filter((entry) => entry.scope === scope);
+  const groups: GroupNode[] = [];
+  for (const group of GROUPS) {
+    if (group === "archived" && !showArchived) {
+      continue;
+    }
+    const entries = mine
+      .filter((entry) => groupOf(entry) === group)
+      .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
+      .map((entry): EntryNode => (owner ? { kind: "entry", entry, owner } : { kind: "entry", entry }));
+    if (entries.length > 0) {
+      groups.push(owner ? { kind: "group", scope, group, entries, owner } : { kind: "group", scope, group, entries });
+    }
+  }
+  const count = groups.reduce((n, g) => n + g.entries.length, 0);
+  const archivedHidden = showArchived ? 0 : mine.filter((entry) => groupOf(entry) === "archived").length;
+  const node: ScopeNode = { kind: "scope", scope, groups, count, archivedHidden };
+  return owner ? { ...node, owner } : node;
+}
+
 /** Scopes always show (so the tree says where memories would go); empty groups do not. */
 export function buildMemoryTree(items: MemoryEntry[], showArchived: boolean): ScopeNode[] {
-  return SCOPES.map((scope) => {
-    const mine = items.filter((entry) => entry.scope === scope);
-    const groups: GroupNode[] = [];
-    for (const group of GROUPS) {
-      if (group === "archived" && !showArchived) {
-        continue;
-      }
-      const entries = mine
-        .filter((entry) => groupOf(entry) === group)
-        .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
-        .map((entry): EntryNode => ({ kind: "entry", entry }));
-      if (entries.length > 0) {
-        groups.push({ kind: "group", scope, group, entries });
-      }
+  return SCOPES.map((scope) => scopeNode(scope, items, showArchived));
+}
+
+/** One folder's `memory/list` (scope project) answer in a multi-root window. */
+export interface FolderMemory {
+  folder: FolderRef;
+  items: MemoryEntry[];
+  store?: string;
+  error?: string;
+}
+
+/**
+ * The multi-root tree: User once, then a project node per folder, in folder order. Folders
+ * that share a project (the same `stores.project`, e.g. two folders of one git repository)
+ * share one node, so the same store never shows twice.
+ */
+export function buildMultiRootTree(userItems: MemoryEntry[], folders: FolderMemory[], showArchived: boolean): ScopeNode[] {
+  const projects: { owner: ProjectOwner; items: MemoryEntry[] }[] = [];
+  for (const memory of folders) {
+    const shared = memory.store !== undefined ? projects.find((p) => p.owner.store === memory.store) : undefined;
+    if (shared) {
+      shared.owner.names.push(memory.folder.name);
+      continue;
     }
-    const count = groups.reduce((n, g) => n + g.entries.length, 0);
-    const archivedHidden = showArchived ? 0 : mine.filter((entry) => groupOf(entry) === "archived").length;
-    return { kind: "scope", scope, groups, count, archivedHidden };
-  });
+    const owner: ProjectOwner = { folder: memory.folder, names: [memory.folder.name] };
+    if (memory.store !== undefined) {
+      owner.store = memory.store;
+    }
+    if (memory.error !== undefined) {
+      owner.error = memory.error;
+    }
+    projects.push({ owner, items: memory.items });
+  }
+  return [scopeNode("user", userItems, showArchived), ...projects.map((p) => scopeNode("project", p.items, showArchived, p.owner))];
+}
+
+/** "User", "Project" — or "Project memory — api" in a multi-root tree. */
+export function scopeLabel(node: ScopeNode): string {
+  return node.owner ? `Project memory — ${node.owner.names.join(", ")}` : SCOPE_LABELS[node.scope];
+}
+
+/** A tree item id unique across projects (two projects both have a `mem_p_000001`). */
+export function nodeKey(owner: ProjectOwner | undefined, key: string): string {
+  return owner ? `${owner.folder.uri}|${key}` : key;
 }
 
 /** The children of a scope: its groups, then the hint that archived entries are hidden. */
 export function scopeChildren(node: ScopeNode): (GroupNode | ArchivedHintNode)[] {
-  return node.archivedHidden > 0 ? [...node.groups, { kind: "archivedHint", scope: node.scope, count: node.archivedHidden }] : node.groups;
+  if (node.archivedHidden === 0) {
+    return node.groups;
+  }
+  const hint: ArchivedHintNode = { kind: "archivedHint", scope: node.scope, count: node.archivedHidden };
+  return [...node.groups, node.owner ? { ...hint, owner: node.owner } : hint];
 }
 
 export function archivedHintLabel(count: number): string {
@@ -106,8 +175,8 @@ function markdownText(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, "\\$&");
 }
 
-export function citationNodes(entry: MemoryEntry): CitationNode[] {
-  return (entry.citations ?? []).map((_, index): CitationNode => ({ kind: "citation", entry, index }));
+export function citationNodes(entry: MemoryEntry, owner?: ProjectOwner): CitationNode[] {
+  return (entry.citations ?? []).map((_, index): CitationNode => (owner ? { kind: "citation", entry, index, owner } : { kind: "citation", entry, index }));
 }
 
 /** Where a citation points now: its new place when the text moved, else as recorded. */
@@ -186,15 +255,27 @@ const REASONS: Record<UserAction, string> = {
   delete: "Deleted from the VS Code memory sidebar",
 };
 
-/** The `invincat/memory/apply` params of a sidebar action on one entry. */
-export function actionParams(action: UserAction, entry: MemoryEntry): {
+/** The `invincat/memory/apply` params of a sidebar action on one entry; `owner`: the
+ * project node it is in (multi-root), whose folder routes the request. */
+export function actionParams(
+  action: UserAction,
+  entry: MemoryEntry,
+  owner?: ProjectOwner,
+): {
   scope: MemoryScope;
   operations: { op: UserAction; scope: MemoryScope; id: string; reason: string }[];
+  folder?: string;
 } {
-  return {
+  const params = {
     scope: entry.scope,
     operations: [{ op: action, scope: entry.scope, id: entry.id, reason: REASONS[action] }],
   };
+  return owner ? { ...params, folder: owner.folder.uri } : params;
+}
+
+/** The `invincat/memory/show` params of an entry's history. */
+export function showParams(entry: MemoryEntry, owner?: ProjectOwner): { id: string; folder?: string } {
+  return owner ? { id: entry.id, folder: owner.folder.uri } : { id: entry.id };
 }
 
 /** Why governance refused a sidebar action, or undefined when it was applied. */

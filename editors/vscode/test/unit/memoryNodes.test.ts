@@ -5,6 +5,7 @@ import {
   actionParams,
   archivedHintLabel,
   buildMemoryTree,
+  buildMultiRootTree,
   citationDescription,
   citationLabel,
   citationNodes,
@@ -16,9 +17,12 @@ import {
   entryLabel,
   entryTooltip,
   historyMarkdown,
+  nodeKey,
   projectRootOf,
   reportProblem,
   scopeChildren,
+  scopeLabel,
+  showParams,
 } from "../../src/memory/nodes";
 import type { MemoryEntry } from "../../src/common/protocol";
 
@@ -147,4 +151,66 @@ test("after archiving the last entry a hint says archived entries exist", () => 
   assert.deepEqual(scopeChildren(hidden[0]), [], "no hint where nothing is archived");
   const shown = buildMemoryTree(items, true);
   assert.deepEqual(scopeChildren(shown[1]).map((n) => n.kind), ["group"], "no hint once they are shown");
+});
+
+// ---------------------------------------------------------------- multi-root windows
+
+const apiFolder = { uri: "file:///work/api", name: "api" };
+const webFolder = { uri: "file:///work/web", name: "web" };
+
+test("one folder: the tree is User and Project, exactly as before multi-root", () => {
+  const tree = buildMemoryTree([entry("mem_p_000001"), entry("mem_u_000001", { scope: "user" })], false);
+  assert.deepEqual(tree.map(scopeLabel), ["User", "Project"]);
+  assert.ok(tree.every((node) => node.owner === undefined));
+  assert.equal(nodeKey(tree[1].owner, "scope:project"), "scope:project");
+  assert.deepEqual(actionParams("archive", tree[1].groups[0].entries[0].entry, tree[1].owner), {
+    scope: "project",
+    operations: [{ op: "archive", scope: "project", id: "mem_p_000001", reason: "Archived from the VS Code memory sidebar" }],
+  });
+});
+
+test("two folders: User once, then one Project memory node per folder, each with its own entries", () => {
+  const tree = buildMultiRootTree(
+    [entry("mem_u_000001", { scope: "user" })],
+    [
+      { folder: apiFolder, items: [entry("mem_p_000001", { content: "api tests" })], store: "/work/api/.invincat/memory_project.json" },
+      { folder: webFolder, items: [entry("mem_p_000001", { content: "web tests" })], store: "/work/web/.invincat/memory_project.json" },
+    ],
+    false,
+  );
+  assert.deepEqual(tree.map(scopeLabel), ["User", "Project memory — api", "Project memory — web"]);
+  assert.equal(tree[0].count, 1);
+  assert.equal(tree[1].groups[0].entries[0].entry.content, "api tests");
+  assert.equal(tree[2].groups[0].entries[0].entry.content, "web tests");
+  // The same id in two projects: distinct tree ids, and each action goes to its own folder.
+  const webEntry = tree[2].groups[0].entries[0];
+  assert.notEqual(nodeKey(tree[1].groups[0].entries[0].owner, "entry:mem_p_000001"), nodeKey(webEntry.owner, "entry:mem_p_000001"));
+  assert.equal(actionParams("delete", webEntry.entry, webEntry.owner).folder, "file:///work/web");
+  assert.deepEqual(showParams(webEntry.entry, webEntry.owner), { id: "mem_p_000001", folder: "file:///work/web" });
+  assert.equal(citationNodes(entry("x", { citations: [{ path: "a", start_line: 1, end_line: 1, sha256: "", anchor: "" }] }), webEntry.owner)[0].owner, webEntry.owner);
+  // The user node's actions carry no folder (user memory is one per user).
+  assert.equal(tree[0].owner, undefined);
+});
+
+test("two folders of one project share one node; a folder that could not be read says so", () => {
+  const store = "/repo/.invincat/memory_project.json";
+  const tree = buildMultiRootTree(
+    [],
+    [
+      { folder: { uri: "file:///repo/service", name: "service" }, items: [entry("mem_p_000001")], store },
+      { folder: apiFolder, items: [], error: "store format version 2 is newer" },
+      { folder: { uri: "file:///repo/client", name: "client" }, items: [entry("mem_p_000001")], store },
+    ],
+    false,
+  );
+  assert.deepEqual(tree.map(scopeLabel), ["User", "Project memory — service, client", "Project memory — api"]);
+  assert.equal(tree[1].count, 1);
+  assert.equal(tree[2].owner?.error, "store format version 2 is newer");
+});
+
+test("a project node's archived hint keeps its project", () => {
+  const tree = buildMultiRootTree([], [{ folder: webFolder, items: [entry("mem_p_000009", { status: "archived" })] }], false);
+  const hint = scopeChildren(tree[1]).at(-1);
+  assert.equal(hint?.kind, "archivedHint");
+  assert.equal(hint?.owner?.folder, webFolder);
 });

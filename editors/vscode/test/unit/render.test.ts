@@ -223,6 +223,21 @@ test("the status line shows context usage, memory updating and a server problem"
   assert.match(html, /Server error: spawn invincat ENOENT/);
   assert.match(html, /12\.3k \/ 128\.0k tokens \(10%\)/);
   assert.match(html, /Memory updating/);
+  assert.ok(!html.includes('class="project"'), "a one-folder window names no project");
+});
+
+test("in a multi-root window the status line names the chat's project (escaped)", () => {
+  const state: ChatViewState = {
+    server: { state: "running" },
+    threads: [],
+    planMode: false,
+    busy: false,
+    entries: [],
+    todos: [],
+    memoryUpdating: false,
+    project: "web<1>",
+  };
+  assert.match(renderStatusLine(state), /<span class="project" title="[^"]*web&lt;1&gt;">web&lt;1&gt;<\/span>/);
 });
 
 test("summaries and labels", () => {

@@ -346,6 +346,10 @@ export function renderTodosPanel(todos: TodoItem[]): string {
 
 export function renderStatusLine(state: ChatViewState): string {
   const parts: string[] = [];
+  if (state.project) {
+    // Multi-root: each folder is its own project; a thread stays in the one it started in.
+    parts.push(`<span class="project" title="This chat is in the project of the workspace folder ${escapeAttr(state.project)}">${escapeHtml(state.project)}</span>`);
+  }
   if (state.server.state !== "running") {
     parts.push(`<span class="server-state ${state.server.state}">Server ${escapeHtml(state.server.state)}${state.server.message ? `: ${escapeHtml(state.server.message)}` : ""}</span>`);
   }
