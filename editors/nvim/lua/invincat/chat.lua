@@ -18,6 +18,7 @@ local approvals_ns = vim.api.nvim_create_namespace("invincat.chat.approvals")
 ---@field buf integer?
 ---@field win integer?
 ---@field thread_id string?
+---@field thread_folder invincat.Folder? The workspace folder the thread is in (it continues there).
 ---@field turn_id string?
 ---@field running boolean
 ---@field waiting integer Approvals of the running turn still undecided.
@@ -65,6 +66,10 @@ local function update_winbar()
   if state.win and vim.api.nvim_win_is_valid(state.win) then
     local status = M.status()
     local thread = state.thread_id and ("  %#InvincatStatus#" .. state.thread_id) or ""
+    -- With several workspace folders, which project the thread is in.
+    if state.thread_folder and #invincat.folders() > 1 then
+      thread = "  %#Directory#" .. state.thread_folder.name:gsub("%%", "%%%%") .. thread
+    end
     local extra = status ~= "" and ("  %#DiagnosticInfo#" .. status) or ""
     local usage = state.usage and ("  %#InvincatStatus#" .. state.usage) or ""
     vim.wo[state.win].winbar = "%#InvincatHeader# Invincat" .. thread .. extra .. usage
@@ -372,6 +377,7 @@ function M.send(prompt, mode, snapshot)
   state.running = true
   update_winbar()
   local params = { prompt = prompt, threadId = state.thread_id, mode = mode or "agent" }
+  local folder ---@type invincat.Folder?
   local function on_answer(err, result)
     if err then
       state.running = false
@@ -381,16 +387,48 @@ function M.send(prompt, mode, snapshot)
       return
     end
     state.thread_id = result.threadId
+    state.thread_folder = state.thread_folder or folder
     state.turn_id = result.turnId
     update_winbar()
   end
   -- Positions are encoded once the client has negotiated its position encoding.
   invincat.with_client(function(client)
+    folder, snapshot = M.route(client, snapshot)
+    params.folder = folder and folder.uri or nil
     params.context = context.encode(snapshot, client.offset_encoding)
     invincat.request(protocol.CHAT, params, on_answer)
   end, function(problem)
     on_answer({ code = invincat.NOT_SENT, message = problem }, nil)
   end)
+end
+
+--- The workspace folder a prompt goes to, and the context that may go with it: a thread
+--- continues in its project; a new one goes to the folder of the file the command came
+--- from, else the first folder. A file of another project than the thread's is left out
+--- (the server would refuse it), with a word why.
+---@param client vim.lsp.Client
+---@param snapshot? invincat.ContextSnapshot
+---@return invincat.Folder? folder
+---@return invincat.ContextSnapshot? snapshot
+function M.route(client, snapshot)
+  invincat.join(client, snapshot and snapshot.buf) -- a file of a new root: its folder first
+  local of_file = snapshot and invincat.folder_of(snapshot.buf) or nil
+  if state.thread_id and state.thread_folder then
+    if snapshot and #invincat.folders() > 1 and (not of_file or of_file.uri ~= state.thread_folder.uri) then
+      invincat.notify(
+        ("this thread is in %s; the context of %s is left out (:Invincat new starts a thread there)"):format(
+          state.thread_folder.name,
+          vim.fn.fnamemodify(vim.api.nvim_buf_get_name(snapshot.buf), ":~:.")
+        )
+      )
+      snapshot = nil
+    end
+    return state.thread_folder, snapshot
+  end
+  if state.thread_id then
+    return nil, snapshot -- a thread of unknown folder: the server routes it by its id
+  end
+  return of_file or invincat.folders()[1], snapshot
 end
 
 --- Cancel the running turn.
@@ -415,6 +453,7 @@ function M.new_thread()
     return
   end
   state.thread_id = nil
+  state.thread_folder = nil
   if state.buf and vim.api.nvim_buf_is_valid(state.buf) then
     append({ "── new thread ──", "" }, "InvincatStatus")
   end
@@ -424,7 +463,8 @@ end
 --- Replace the transcript with a saved thread's (`lines`: {text, highlight group?} pairs).
 ---@param thread_id string
 ---@param lines {[1]: string, [2]: string?}[]
-function M.replace(thread_id, lines)
+---@param folder? invincat.Folder the workspace folder the thread is in, when known
+function M.replace(thread_id, lines, folder)
   local buf = ensure_buf()
   edit(buf, function()
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
@@ -432,6 +472,7 @@ function M.replace(thread_id, lines)
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   state.marks = {}
   state.thread_id = thread_id
+  state.thread_folder = folder
   for _, line in ipairs(lines) do
     append({ line[1] }, line[2])
   end

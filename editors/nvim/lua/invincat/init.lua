@@ -1,10 +1,12 @@
 --- Invincat for Neovim: setup, the language client, and the `:Invincat` commands.
 ---
 --- The plugin talks to `invincat --stdio` through Neovim's built-in LSP client. One client
---- named "invincat" serves every buffer of the project; it is started on the first
+--- named "invincat" serves every buffer of the session; it is started on the first
 --- `:Invincat` command (or by `vim.lsp.enable("invincat")` with `lsp/invincat.lua`), and
 --- `invincat/event` notifications are routed from here to the chat, approvals, plan and
---- memory modules.
+--- memory modules. Its first workspace folder is the cwd's project root; a file of another
+--- project (another root) adds that root as a workspace folder of the same client, and the
+--- server serves each folder as its own project (docs/editors.md, "Multi-root workspaces").
 local protocol = require("invincat.protocol")
 
 local M = {}
@@ -150,23 +152,156 @@ function M.root_dir()
   return vim.fs.root(cwd, M.config.root_markers) or cwd
 end
 
---- Whether `bufnr` is a loaded file of the project (what the client attaches to, and the
---- only files whose context a chat sends: the server refuses uris outside the workspace).
+---@class invincat.Folder
+---@field uri string
+---@field name string
+
+---@param dir string
+---@return invincat.Folder
+local function folder_of_dir(dir)
+  return { uri = vim.uri_from_fname(dir), name = vim.fs.basename(dir) }
+end
+
+--- The path of a loaded file buffer (what a project can hold), else nil.
 ---@param bufnr integer
----@return boolean
-function M.is_project_file(bufnr)
-  if not vim.api.nvim_buf_is_loaded(bufnr) or vim.bo[bufnr].buftype ~= "" then
-    return false
+---@return string?
+local function file_path(bufnr)
+  if not (vim.api.nvim_buf_is_valid(bufnr) and vim.api.nvim_buf_is_loaded(bufnr)) or vim.bo[bufnr].buftype ~= "" then
+    return nil
   end
   local name = vim.api.nvim_buf_get_name(bufnr)
   if name == "" or name:match("^%a[%w+.-]*://") then
-    return false
+    return nil
   end
-  local root = vim.fs.normalize(M.root_dir())
-  return vim.fs.normalize(name):sub(1, #root + 1) == root .. "/"
+  return vim.fs.normalize(name)
 end
 
---- Attach the running client to a project file buffer (so the server sees unsaved text).
+---@param dir string
+---@param path string
+local function inside(dir, path)
+  local prefix = dir:sub(-1) == "/" and dir or dir .. "/"
+  return path == dir or path:sub(1, #prefix) == prefix
+end
+
+--- The workspace folders: the running client's, in order, else the cwd's project root.
+---@return invincat.Folder[]
+function M.folders()
+  local client = M.client()
+  if client and client.workspace_folders and #client.workspace_folders > 0 then
+    return client.workspace_folders
+  end
+  return { folder_of_dir(M.root_dir()) }
+end
+
+--- The innermost workspace folder holding `path` (as the server matches a `folder` uri).
+---@param path string
+---@param folders? invincat.Folder[]
+---@return invincat.Folder?
+function M.folder_of_path(path, folders)
+  local best, best_length
+  for _, folder in ipairs(folders or M.folders()) do
+    local dir = vim.fs.normalize(vim.uri_to_fname(folder.uri))
+    if inside(dir, path) and (not best or #dir > best_length) then
+      best, best_length = folder, #dir
+    end
+  end
+  return best
+end
+
+--- The workspace folder of a thread from its `workspace` (threads/list: the project root it
+--- ran in): the folder itself or one below the root, else the folder holding the root.
+---@param workspace string?
+---@return invincat.Folder?
+function M.folder_of_workspace(workspace)
+  if type(workspace) ~= "string" or workspace == "" then
+    return nil
+  end
+  local root = vim.fs.normalize(workspace)
+  for _, folder in ipairs(M.folders()) do
+    if inside(root, vim.fs.normalize(vim.uri_to_fname(folder.uri))) then
+      return folder
+    end
+  end
+  return M.folder_of_path(root)
+end
+
+--- The folder a buffer belongs to: the workspace folder holding it, else its own project
+--- root (nearest ancestor with a root marker), which becomes a workspace folder when the
+--- buffer is attached. Nil for other buffers (no file, or a file in no project).
+---@param bufnr integer
+---@return invincat.Folder?
+function M.folder_of(bufnr)
+  local path = file_path(bufnr)
+  if not path then
+    return nil
+  end
+  local folder = M.folder_of_path(path)
+  if folder then
+    return folder
+  end
+  local root = vim.fs.root(path, M.config.root_markers)
+  return root and folder_of_dir(vim.fs.normalize(root)) or nil
+end
+
+--- Whether `bufnr` is a loaded file of a project of the session (what the client attaches
+--- to, and the only files whose context a chat sends: the server refuses other uris).
+---@param bufnr integer
+---@return boolean
+function M.is_project_file(bufnr)
+  return M.folder_of(bufnr) ~= nil
+end
+
+--- Whether the server takes new workspace folders (it advertises folder change
+--- notifications); without that a file of another root stays unattached, as before.
+---@param client vim.lsp.Client
+---@return boolean
+local function takes_folders(client)
+  local folders = vim.tbl_get(client.server_capabilities or {}, "workspace", "workspaceFolders") or {}
+  return folders.changeNotifications == true or type(folders.changeNotifications) == "string"
+end
+
+--- Make `folder` a workspace folder of `client` (once). Hand-written rather than
+--- `vim.lsp.buf.add_workspace_folder()`: that one acts on the clients of the current buffer
+--- (the new file is not attached yet, and must not be: its didOpen has to follow the
+--- folder) and prints; this is the same notification and the client's public folder list.
+---@param client vim.lsp.Client
+---@param folder invincat.Folder
+---@return boolean added_or_known false when the server takes no new folders
+function M.add_folder(client, folder)
+  for _, known in ipairs(client.workspace_folders or {}) do
+    if known.uri == folder.uri then
+      return true
+    end
+  end
+  if not takes_folders(client) then
+    return false
+  end
+  local event = { added = { folder }, removed = {} }
+  if has_011 then
+    client:notify("workspace/didChangeWorkspaceFolders", { event = event })
+  else
+    client.notify("workspace/didChangeWorkspaceFolders", { event = event })
+  end
+  client.workspace_folders = client.workspace_folders or {}
+  table.insert(client.workspace_folders, folder)
+  return true
+end
+
+--- Attach an initialized client to a project file buffer (so the server sees unsaved
+--- text), first adding the buffer's root as a workspace folder when it is a new one.
+---@param client vim.lsp.Client
+---@param bufnr integer
+local function join(client, bufnr)
+  local folder = M.folder_of(bufnr)
+  if not folder or not M.add_folder(client, folder) then
+    return
+  end
+  if not vim.lsp.buf_is_attached(bufnr, client.id) then
+    vim.lsp.buf_attach_client(bufnr, client.id)
+  end
+end
+
+--- Attach the running client to a project file buffer (see `join`).
 ---@param bufnr integer
 function M._on_buffer(bufnr)
   if not M.is_project_file(bufnr) then
@@ -176,9 +311,60 @@ function M._on_buffer(bufnr)
   if client == nil and M.config.autostart then
     client = M.start()
   end
-  if client and not vim.lsp.buf_is_attached(bufnr, client.id) then
+  if not client then
+    return
+  end
+  if client.initialized then
+    join(client, bufnr)
+  elseif M.folder_of_path(file_path(bufnr) or "", client.workspace_folders or {}) then
+    -- A file of a folder the server is being initialized with: its didOpen follows.
     vim.lsp.buf_attach_client(bufnr, client.id)
   end
+  -- Other roots are added once the server has said it takes folders (on_init).
+end
+
+--- Make sure the buffer's folder is a workspace folder of the initialized client before a
+--- request names it (`:Invincat chat` / `memory` from a file of a new root).
+---@param client vim.lsp.Client
+---@param bufnr integer?
+function M.join(client, bufnr)
+  if bufnr and client.initialized then
+    join(client, bufnr)
+  end
+end
+
+--- The `folder` param of a request about `bufnr`'s project: its workspace folder's uri,
+--- nil when the buffer is in no project.
+---@param bufnr integer?
+---@return string?
+function M.folder_uri(bufnr)
+  local folder = bufnr and M.folder_of(bufnr)
+  return folder and folder.uri or nil
+end
+
+--- `reuse_client` of `lsp/invincat.lua`: every buffer shares the one client; a buffer of
+--- another root first makes that root a workspace folder of it (Neovim attaches the buffer
+--- right after this returns true, so the folder precedes the didOpen). A server that takes
+--- no new folders keeps Neovim's default: a client per root.
+---@param client vim.lsp.Client
+---@param config vim.lsp.ClientConfig
+---@return boolean
+function M.reuse_client(client, config)
+  if client.name ~= config.name then
+    return false
+  end
+  local root = config.root_dir
+  if type(root) ~= "string" then
+    return true
+  end
+  local folder = folder_of_dir(vim.fs.normalize(root))
+  if M.folder_of_path(vim.fs.normalize(root), client.workspace_folders or {}) then
+    return true
+  end
+  if not client.initialized then
+    return true -- on_init adds the folders of the buffers attached meanwhile
+  end
+  return M.add_folder(client, folder)
 end
 
 --- Route one server → client message to the module that renders it.
@@ -221,6 +407,12 @@ end
 local function on_init(client)
   create_autocmds() -- also for a client started by vim.lsp.enable()
   require("invincat.attention") -- watch keys before the first approval (see M.start)
+  -- Files of other roots loaded meanwhile join now, their folders before their didOpen.
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if M.is_project_file(bufnr) then
+      join(client, bufnr)
+    end
+  end
   local queued = waiting
   waiting = {}
   for _, work in ipairs(queued) do
@@ -295,8 +487,10 @@ function M.start()
   -- Start watching keys now, so an approval that arrives in the middle of typing is
   -- known to (its announcement waits for a pause).
   require("invincat.attention")
+  local folders = { folder_of_dir(M.root_dir()) }
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if M.is_project_file(bufnr) then
+    local path = file_path(bufnr)
+    if path and M.folder_of_path(path, folders) then
       vim.lsp.buf_attach_client(bufnr, id)
     end
   end

@@ -1,7 +1,9 @@
 --- The memory sidebar: long-term memory entries by scope → tier, with keys to archive,
 --- restore and delete them (through governance: `invincat/memory/apply`, journaled and
 --- revertable), and refreshed whenever the server says memory changed
---- (`invincat/memory/didChange`, or a turn's `memory_changed` event).
+--- (`invincat/memory/didChange`, or a turn's `memory_changed` event). With several
+--- workspace folders it shows the project memory of the folder of the buffer it was opened
+--- from (requests carry that `folder`).
 local invincat = require("invincat")
 local protocol = require("invincat.protocol")
 local ui = require("invincat.ui")
@@ -39,6 +41,8 @@ local ns = vim.api.nvim_create_namespace("invincat.memory")
 ---@field rows table<integer, invincat.MemoryRow> 1-based line → what it shows
 ---@field loaded boolean At least one list answer arrived.
 ---@field problems table<string, string> scope → why its store is read-only or damaged
+---@field source_buf integer? The file buffer `:Invincat memory` was run from: its folder's project is shown.
+---@field folder invincat.Folder? The workspace folder whose project memory is shown.
 local state = {
   show_archived = false,
   items = {},
@@ -109,7 +113,11 @@ local function render()
   if not (buf and vim.api.nvim_buf_is_valid(buf)) then
     return
   end
-  local lines = { " Invincat memory" .. (state.show_archived and "  (with archived)" or "") }
+  local title = " Invincat memory"
+  if state.folder and #invincat.folders() > 1 then
+    title = title .. " — " .. state.folder.name
+  end
+  local lines = { title .. (state.show_archived and "  (with archived)" or "") }
   vim.list_extend(lines, HELP)
   table.insert(lines, "")
   for scope, problem in pairs(state.problems) do
@@ -193,10 +201,29 @@ local function render()
   state.rows = rows
 end
 
---- Reload the entries from the server.
+--- `params` with the `folder` of the project shown (once the client runs, so a file of a
+--- new root has joined as a workspace folder first).
+---@param params table
+---@param send fun(params: table)
+local function with_folder(params, send)
+  invincat.with_client(function(client)
+    local buf = state.source_buf
+    if buf and vim.api.nvim_buf_is_valid(buf) then
+      invincat.join(client, buf)
+      state.folder = invincat.folder_of(buf) or state.folder
+    end
+    state.folder = state.folder or invincat.folders()[1]
+    params.folder = state.folder and state.folder.uri or nil
+    send(params)
+  end, function()
+    send(params) -- invincat.request reports that there is no server
+  end)
+end
+
+---@param params table
 ---@param on_done? fun()
-function M.refresh(on_done)
-  invincat.request(protocol.MEMORY_LIST, { includeArchived = state.show_archived }, function(err, result)
+local function list(params, on_done)
+  invincat.request(protocol.MEMORY_LIST, params, function(err, result)
     if err then
       invincat.notify(err.message, vim.log.levels.ERROR)
     else
@@ -209,6 +236,14 @@ function M.refresh(on_done)
     if on_done then
       on_done()
     end
+  end)
+end
+
+--- Reload the entries from the server.
+---@param on_done? fun()
+function M.refresh(on_done)
+  with_folder({ includeArchived = state.show_archived }, function(params)
+    list(params, on_done)
   end)
 end
 
@@ -238,13 +273,15 @@ end
 ---@param reason string
 function M.apply(entry, op, reason)
   local operation = { op = op, scope = entry.scope, id = entry.id, reason = reason }
-  invincat.request(protocol.MEMORY_APPLY, { scope = entry.scope, operations = { operation } }, function(err, report)
-    if err then
-      invincat.notify(err.message, vim.log.levels.ERROR)
-      return
-    end
-    report_outcome(report or {}, ("%sd %s"):format(op, entry.id))
-    M.refresh()
+  with_folder({ scope = entry.scope, operations = { operation } }, function(params)
+    invincat.request(protocol.MEMORY_APPLY, params, function(err, report)
+      if err then
+        invincat.notify(err.message, vim.log.levels.ERROR)
+        return
+      end
+      report_outcome(report or {}, ("%sd %s"):format(op, entry.id))
+      M.refresh()
+    end)
   end)
 end
 
@@ -290,7 +327,8 @@ local function show_entry(entry)
   for index in ipairs(entry.citations or {}) do
     table.insert(lines, "cites " .. citation_label(citation_target(entry, index)))
   end
-  invincat.request(protocol.MEMORY_SHOW, { id = entry.id }, function(err, result)
+  local params = { id = entry.id, folder = state.folder and state.folder.uri or nil }
+  invincat.request(protocol.MEMORY_SHOW, params, function(err, result)
     if not err and type(result) == "table" and type(result.history) == "table" then
       table.insert(lines, "")
       table.insert(lines, "History:")
@@ -405,8 +443,17 @@ function M.show_help()
   end
 end
 
---- Open the sidebar (or focus it) and load the entries.
+--- Open the sidebar (or focus it) and load the entries of the current buffer's project
+--- (from the sidebar itself or the chat: the project shown before).
 function M.open()
+  local current = vim.api.nvim_get_current_buf()
+  local folder = invincat.folder_of(current)
+  if folder then
+    if state.folder and state.folder.uri ~= folder.uri then
+      state.items, state.loaded = {}, false -- another project: not its entries meanwhile
+    end
+    state.source_buf = current
+  end
   if not (state.buf and vim.api.nvim_buf_is_valid(state.buf)) then
     local buf = ui.scratch_buffer("invincat://memory", "invincat-memory")
     set_keymaps(buf)
@@ -435,11 +482,25 @@ end
 
 local refresh_pending = false
 
---- `invincat/memory/didChange` `{scope, batchId}` (and `memory_changed` events): refresh
---- the sidebar if it is open, once per burst of changes.
----@param _params? table
-function M.on_did_change(_params)
-  if refresh_pending or not (state.buf and vim.api.nvim_buf_is_valid(state.buf)) then
+--- Whether a `memory/didChange` is about another project than the one shown (its
+--- `folder` names another workspace folder).
+---@param params? table
+---@return boolean
+local function about_other_project(params)
+  if type(params) ~= "table" or params.scope ~= "project" or type(params.folder) ~= "string" or not state.folder then
+    return false
+  end
+  local ok, path = pcall(vim.uri_to_fname, params.folder)
+  local changed = ok and invincat.folder_of_path(vim.fs.normalize(path))
+  return changed ~= nil and changed ~= false and changed.uri ~= state.folder.uri
+end
+
+--- `invincat/memory/didChange` `{scope, batchId, folder?}` (and `memory_changed` events):
+--- refresh the sidebar if it is open, once per burst of changes; a change of another
+--- project's store than the one shown is ignored.
+---@param params? table
+function M.on_did_change(params)
+  if refresh_pending or not (state.buf and vim.api.nvim_buf_is_valid(state.buf)) or about_other_project(params) then
     return
   end
   refresh_pending = true

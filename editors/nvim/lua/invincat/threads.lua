@@ -42,13 +42,15 @@ end
 
 --- Switch the chat to a saved thread and show its history.
 ---@param thread_id string
-function M.load(thread_id)
+---@param workspace? string the project root it ran in (threads/list), so it continues there
+function M.load(thread_id, workspace)
   invincat.request(protocol.THREADS_HISTORY, { threadId = thread_id }, function(err, result)
     if err then
       invincat.notify(err.message, vim.log.levels.ERROR)
       return
     end
-    require("invincat.chat").replace(thread_id, M.transcript(result.messages or {}))
+    local folder = invincat.folder_of_workspace(workspace)
+    require("invincat.chat").replace(thread_id, M.transcript(result.messages or {}), folder)
   end)
 end
 
@@ -72,11 +74,14 @@ function M.pick()
       prompt = "Invincat thread",
       kind = "invincat.thread",
       format_item = function(thread)
-        return ("%s  (%s)"):format(thread.title, (thread.updatedAt or ""):sub(1, 16))
+        local label = ("%s  (%s)"):format(thread.title, (thread.updatedAt or ""):sub(1, 16))
+        -- Several workspace folders: threads/list has every project's; say whose.
+        local folder = #invincat.folders() > 1 and invincat.folder_of_workspace(thread.workspace)
+        return folder and ("%s  [%s]"):format(label, folder.name) or label
       end,
     }, function(choice)
       if choice then
-        M.load(choice.threadId)
+        M.load(choice.threadId, choice.workspace)
       end
     end)
   end)
