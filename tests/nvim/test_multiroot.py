@@ -61,6 +61,9 @@ def test_a_second_root_joins_the_one_client_and_requests_name_their_folder(
     assert [params["folder"] for params in lists] == [b_uri, b_uri, a_uri]
     assert result["lists_after_other"] == 1
     assert result["title_b"].startswith(" Invincat memory — other")
+    if not result["faked_capability"]:
+        # A server with multi-root answers with the other project's store.
+        assert result["store_b"] == str(other.resolve() / ".invincat" / "memory_project.json")
 
 
 def test_with_vim_lsp_enable_a_second_root_joins_the_client_instead_of_a_second_server(

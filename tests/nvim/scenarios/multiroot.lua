@@ -67,6 +67,7 @@ T.run_async(function()
     return memory.state().loaded
   end)
   local title_b = T.lines(memory.state().buf)[1]
+  local store_b = memory.state().stores.project
 
   -- A change of the other project's store does not reload; one of this project's does.
   memory.on_did_change({ scope = "project", batchId = "b_x", folder = T.args.workspace_uri })
@@ -94,6 +95,7 @@ T.run_async(function()
     from_b = vim.api.nvim_buf_get_name(from_b),
     from_a = vim.api.nvim_buf_get_name(from_a),
     title_b = title_b,
+    store_b = store_b or vim.NIL,
     lists_after_other = lists_after_other,
   })
 end)
