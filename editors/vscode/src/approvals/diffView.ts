@@ -25,13 +25,13 @@ export class ProposedContent implements vscode.TextDocumentContentProvider, vsco
     return this.texts.get(uri.query) ?? "";
   }
 
-  /** Open the diff editor for a file-edit approval. */
-  async show(request: ApprovalRequested): Promise<void> {
+  /** Open the diff editor for a file-edit approval; `folder`: the workspace folder (a path)
+   * of the approval's project (multi-root), else the first folder. */
+  async show(request: ApprovalRequested, folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath): Promise<void> {
     if (!request.path || typeof request.proposed_text !== "string") {
       void vscode.window.showInformationMessage("Invincat: this approval has no file diff to show.");
       return;
     }
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const file = resolveApprovalPath(request.path, folder, (p) => fs.existsSync(p));
     const name = request.path.split(/[\\/]/).pop() ?? request.path;
     const proposedKey = `proposed:${request.approval_id}`;

@@ -249,7 +249,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case "showDiff": {
         const entry = this.model.findApproval(message.approvalId);
         if (entry) {
-          await this.diffs.show(entry.request);
+          await this.diffs.show(entry.request, this.folderPath(entry.request.thread_id));
         }
         break;
       }
@@ -280,19 +280,29 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
    */
   private chatFolder(folders: FolderRef[]): FolderRef | undefined {
     const threadId = this.model.threadId;
-    let threadFolder: FolderRef | undefined;
-    if (threadId) {
-      const sentTo = this.threadFolders.get(threadId);
-      threadFolder =
-        folders.find((folder) => folder.uri === sentTo) ??
-        folderOfWorkspace(this.model.threads.find((thread) => thread.threadId === threadId)?.workspace, folders);
-    }
     return chatFolder({
       folders,
-      threadFolder,
+      threadFolder: threadId ? this.threadFolder(threadId, folders) : undefined,
       editorUri: workspaceEditor()?.document.uri.toString(),
       chipUris: this.chips.map((chip) => chip.uri),
     });
+  }
+
+  /** The folder a thread was sent to, else the one its recorded workspace names. */
+  private threadFolder(threadId: string, folders: FolderRef[]): FolderRef | undefined {
+    const sentTo = this.threadFolders.get(threadId);
+    return (
+      folders.find((folder) => folder.uri === sentTo) ??
+      folderOfWorkspace(this.model.threads.find((thread) => thread.threadId === threadId)?.workspace, folders)
+    );
+  }
+
+  /** The folder (a path) a thread's file paths are relative to: its project's, else the
+   * first folder (one-folder windows: always the folder). */
+  private folderPath(threadId: string | undefined): string | undefined {
+    const folders = workspaceFolderRefs();
+    const folder = (threadId ? this.threadFolder(threadId, folders) : undefined) ?? folders[0];
+    return folder ? vscode.Uri.parse(folder.uri).fsPath : vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   }
 
   /** The active editor when it goes with the prompt: shown, and in the chat's project. */
@@ -396,7 +406,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   private async openFile(file: string): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const folder = this.folderPath(this.model.threadId);
     const resolved = resolveApprovalPath(file, folder, (p) => fs.existsSync(p));
     if (resolved && fs.existsSync(resolved)) {
       await vscode.window.showTextDocument(vscode.Uri.file(resolved), { preview: false });
@@ -406,7 +416,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** A file an answer names: a workspace file by its path, else the only workspace file with
    * that name (answers often say `app.py` for `src/app.py`); nothing outside the workspace. */
   private async openWorkspaceFile(file: string, line: number | undefined): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const folder = this.folderPath(this.model.threadId);
     const isFile = (p: string) => {
       try {
         return fs.statSync(p).isFile();
