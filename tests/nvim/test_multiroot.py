@@ -2,8 +2,9 @@
 that root a workspace folder of it, and `:Invincat chat` / `memory` name the current
 buffer's folder (docs/editors.md, "Multi-root workspaces").
 
-The scenario records what the plugin sends; when the server does not advertise folder
-change notifications yet, it says it does for the run (reported as `faked_capability`)."""
+The scenarios record what the plugin sends, so they pass against a server without multi-root
+(pygls advertises folder change notifications anyway); what only a multi-root server
+answers is checked when its status lists projects."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def test_a_second_root_joins_the_one_client_and_requests_name_their_folder(
     assert [params["folder"] for params in lists] == [b_uri, b_uri, a_uri]
     assert result["lists_after_other"] == 1
     assert result["title_b"].startswith(" Invincat memory — other")
-    if not result["faked_capability"]:
+    if result["multiroot_server"]:
         # A server with multi-root answers with the other project's store.
         assert result["store_b"] == str(other.resolve() / ".invincat" / "memory_project.json")
 

@@ -14,13 +14,6 @@ T.run_async(function()
     local c = invincat.start()
     return c and c.initialized and c
   end)
-  local advertised = vim.tbl_get(client.server_capabilities, "workspace", "workspaceFolders") or vim.NIL
-  if advertised == vim.NIL or not advertised.changeNotifications then
-    -- The server side of multi-root is not there yet: say it takes folders, to see what
-    -- the plugin sends (the test reports that it did this).
-    client.server_capabilities.workspace = client.server_capabilities.workspace or {}
-    client.server_capabilities.workspace.workspaceFolders = { supported = true, changeNotifications = true }
-  end
 
   local sent = {} ---@type {kind: string, method: string, params: any}[]
   local request, notify = client.request, client.notify
@@ -68,6 +61,9 @@ T.run_async(function()
   end)
   local title_b = T.lines(memory.state().buf)[1]
   local store_b = memory.state().stores.project
+  -- A server with multi-root lists its projects in invincat/status (docs/protocol.md).
+  local status = client:request_sync("invincat/status", vim.empty_dict(), T.DEADLINE_MS)
+  local multiroot_server = status and status.result and status.result.projects ~= nil
 
   -- A change of the other project's store does not reload; one of this project's does.
   memory.on_did_change({ scope = "project", batchId = "b_x", folder = T.args.workspace_uri })
@@ -87,7 +83,6 @@ T.run_async(function()
   end)
 
   T.done({
-    faked_capability = advertised == vim.NIL or not advertised.changeNotifications,
     sent = sent,
     clients = #vim.lsp.get_clients({ name = "invincat" }),
     folders = client.workspace_folders,
@@ -96,6 +91,7 @@ T.run_async(function()
     from_a = vim.api.nvim_buf_get_name(from_a),
     title_b = title_b,
     store_b = store_b or vim.NIL,
+    multiroot_server = multiroot_server or false,
     lists_after_other = lists_after_other,
   })
 end)

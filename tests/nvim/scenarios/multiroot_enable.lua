@@ -12,13 +12,6 @@ T.run(function()
     local c = vim.lsp.get_clients({ name = "invincat", bufnr = 0 })[1]
     return c and c.initialized and c
   end)
-  local advertised = vim.tbl_get(client.server_capabilities, "workspace", "workspaceFolders") or vim.NIL
-  local faked = advertised == vim.NIL or not advertised.changeNotifications
-  if faked then
-    -- Not in the server yet: say it takes folders, to see what the plugin sends.
-    client.server_capabilities.workspace = client.server_capabilities.workspace or {}
-    client.server_capabilities.workspace.workspaceFolders = { supported = true, changeNotifications = true }
-  end
   local sent = {}
   local notify = client.notify
   client.notify = function(self, method, params, ...)
@@ -38,7 +31,6 @@ T.run(function()
   local all_clients = #vim.lsp.get_clients({ name = "invincat", _uninitialized = true })
 
   T.done({
-    faked_capability = faked,
     sent = sent,
     clients = all_clients,
     attached_to = vim.lsp.get_clients({ name = "invincat", bufnr = b_buf })[1].id == client.id,

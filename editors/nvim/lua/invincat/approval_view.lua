@@ -235,7 +235,7 @@ end
 ---@param approval invincat.Approval
 local function preview(approval)
   local inline = require("invincat.preview")
-  local buf = inline.buffer_for(approval, require("invincat.diff").absolute(approval.event.path))
+  local buf = inline.buffer_for(approval, require("invincat.diff").absolute(approval.event.path, approval.event.thread_id))
   if not buf then
     return show_diff(approval)
   end

@@ -53,6 +53,13 @@ function M.thread_id()
   return state.thread_id
 end
 
+--- The workspace folder of a thread, when it is the chat's thread and its folder is known.
+---@param thread_id string
+---@return invincat.Folder?
+function M.folder_of_thread(thread_id)
+  return thread_id == state.thread_id and state.thread_folder or nil
+end
+
 --- A short status: "working", "waiting for approval", or "" when idle.
 ---@return string
 function M.status()

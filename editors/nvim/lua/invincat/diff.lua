@@ -3,14 +3,18 @@ local invincat = require("invincat")
 
 local M = {}
 
---- The absolute path of a proposed edit's `path` (relative to the project root).
+--- The absolute path of a proposed edit's `path` (relative to the project root: the
+--- thread's workspace folder when the chat knows it, else the cwd's root).
 ---@param path string
+---@param thread_id? string the approval's thread
 ---@return string
-function M.absolute(path)
+function M.absolute(path, thread_id)
   if path:sub(1, 1) == "/" then
     return vim.fs.normalize(path)
   end
-  return vim.fs.normalize(invincat.root_dir() .. "/" .. path)
+  local folder = thread_id and require("invincat.chat").folder_of_thread(thread_id)
+  local root = folder and vim.uri_to_fname(folder.uri) or invincat.root_dir()
+  return vim.fs.normalize(root .. "/" .. path)
 end
 
 --- The lines of a file's text as a buffer holds them: a final newline ends the last line,
@@ -59,7 +63,7 @@ function M.open(approval, decide, on_close)
     return
   end
   local event = approval.event
-  local path = M.absolute(event.path)
+  local path = M.absolute(event.path, event.thread_id)
   local filetype = vim.filetype.match({ filename = path })
   local current = vim.fn.bufnr(path)
   if current == -1 or not vim.api.nvim_buf_is_loaded(current) then
