@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from invincat_server.runtime.memory import MemoryService, StoreUnavailableError
+from invincat_server.runtime.memory import paths as paths_mod
 from invincat_server.runtime.memory import store as store_mod
 from invincat_server.runtime.memory.store import parse_store
 
@@ -98,7 +99,7 @@ def test_backup_blocked_by_a_directory_in_its_place(
     path = service.store_paths()["project"]
     path.parent.mkdir(parents=True)
     path.write_bytes(original)
-    monkeypatch.setattr(store_mod, "utc_stamp", lambda: "20250101T000000.000000Z")
+    monkeypatch.setattr(paths_mod, "utc_stamp", lambda: "20250101T000000.000000Z")
     (path.parent / "memory_project.corrupt-20250101T000000.000000Z.json").mkdir()
     with pytest.raises(StoreUnavailableError):
         service.apply("project", [create()])

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from invincat_server.runtime.memory.errors import MergeConflictError
-from invincat_server.runtime.memory.models import Scope, make_id
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.memory.models import Scope
 
 # The lines git writes around a conflict: `<<<<<<< ours`, `||||||| base` (diff3 style),
 # `=======`, `>>>>>>> theirs`. Invincat's JSON never starts a line with any of them (store
@@ -63,6 +66,9 @@ def journal_conflict(path: Path, line: int) -> MergeConflictError:
 
 def duplicate_id(path: Path, scope: Scope, entry_id: str, free_seq: int) -> MergeConflictError:
     """Two entries with one id: what a merge that kept both sides' new entries leaves."""
+    # Imported here: the quick read path (reader.py) uses this module without pydantic.
+    from invincat_server.runtime.memory.models import make_id
+
     return MergeConflictError(
         f"Memory store {path} has two entries with the id {entry_id} (after a git merge, "
         "both sides may have created an entry with the same number). It was left untouched, "

@@ -32,6 +32,7 @@ from invincat_server.runtime.memory.housekeeping import plan_cleanup, plan_exter
 from invincat_server.runtime.memory.injection import InjectionRenderer
 from invincat_server.runtime.memory.limits import MemoryLimits, load_limits
 from invincat_server.runtime.memory.models import SCOPES, Entry, Scope, id_scope, now_iso
+from invincat_server.runtime.memory.paths import store_files
 from invincat_server.runtime.memory.protection import PathGuard
 from invincat_server.runtime.memory.redaction import redact_deep
 from invincat_server.runtime.memory.report import AppliedOp, BatchReport, JournalRecord
@@ -72,7 +73,7 @@ class MemoryService:
         self.home = Path(home)
         self.project_root = Path(project_root)
         self.limits = limits if limits is not None else load_limits(self.home)
-        self.files = store_mod.store_files(self.home, self.project_root)
+        self.files = store_files(self.home, self.project_root)
         # Every store write and journal append goes through this seam (the tamper watch's
         # too): runtime/memory/writer.py.
         self.writer = StoreWriter(self.files, lock_timeout=self.limits.lock_timeout)

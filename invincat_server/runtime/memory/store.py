@@ -19,7 +19,6 @@ import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from invincat_server.runtime.memory.models import (
     StoreDoc,
     id_seq,
 )
+from invincat_server.runtime.memory.paths import StoreFiles
 from invincat_server.runtime.policy import file_lock
 
 _SEQ_IN_TEXT = re.compile(rb"mem_[up]_(\d{6,})")
@@ -46,41 +46,6 @@ _SEQ_IN_TEXT = re.compile(rb"mem_[up]_(\d{6,})")
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def utc_stamp() -> str:
-    """Timestamp for backup names: sortable, no characters that need quoting."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-
-
-@dataclass(frozen=True)
-class StoreFiles:
-    """Where one scope keeps its store, journal, lock and backups."""
-
-    scope: Scope
-    store: Path
-
-    @property
-    def directory(self) -> Path:
-        return self.store.parent
-
-    @property
-    def journal(self) -> Path:
-        return self.directory / f"memory_{self.scope}.journal.jsonl"
-
-    @property
-    def lock(self) -> Path:
-        return self.directory / f"memory_{self.scope}.lock"
-
-    def backup(self, kind: str, suffix: str = ".json") -> Path:
-        return self.directory / f"memory_{self.scope}.{kind}-{utc_stamp()}{suffix}"
-
-
-def store_files(home: Path, project_root: Path) -> dict[Scope, StoreFiles]:
-    return {
-        "user": StoreFiles("user", home / "memory_user.json"),
-        "project": StoreFiles("project", project_root / ".invincat" / "memory_project.json"),
-    }
 
 
 @dataclass

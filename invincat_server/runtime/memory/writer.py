@@ -16,8 +16,9 @@ from typing import Any
 from invincat_server.runtime.memory import journal
 from invincat_server.runtime.memory.changeset import BatchContext, Outcome
 from invincat_server.runtime.memory.models import Scope
+from invincat_server.runtime.memory.paths import StoreFiles
 from invincat_server.runtime.memory.report import JournalRecord
-from invincat_server.runtime.memory.store import Store, StoreFiles, StoreState
+from invincat_server.runtime.memory.store import Store, StoreState
 
 
 class StoreWriter:
