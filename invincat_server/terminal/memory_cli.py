@@ -3,7 +3,9 @@
 A thin consumer of `MemoryService`: every change goes through the same governance
 pipeline as the memory agent's, journaled with actor `cli` (apply) or `user` (archive,
 restore, delete, revert). Importing this module is cheap; the memory package is loaded
-only when a memory command actually runs.
+only when a memory command actually runs. `list`, `show` and `log` first try the quick
+reader (runtime/memory/reader.py: no pydantic, issue 15) and print the same view dicts
+from whichever path read them, so the output is the same byte for byte.
 """
 
 from __future__ import annotations
@@ -13,16 +15,31 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
-    from invincat_server.runtime.memory import BatchReport, Entry, JournalRecord, MemoryService
+    from invincat_server.runtime.memory import BatchReport, MemoryService
 
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
 EXIT_STALE = 1
 """`verify` found at least one entry whose cited evidence changed or is gone."""
+
+
+class MemoryViews(Protocol):
+    """What `list`, `show` and `log` print from: the quick reader or the service's views."""
+
+    def list_view(
+        self, scope: str | None = None, *, include_archived: bool = False, tier: str | None = None
+    ) -> dict[str, Any]: ...
+
+    def show_view(self, entry_id: str) -> dict[str, Any] | None: ...
+
+    def log_view(
+        self, scope: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]: ...
 
 
 def add_memory_parser(subparsers: Any) -> None:
@@ -85,17 +102,45 @@ def _fail(message: str) -> int:
 def run_memory_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run one `invincat memory` subcommand; returns the exit code."""
     from invincat_server.runtime.config import find_project_root
-    from invincat_server.runtime.memory import MemoryService, MemoryStoreError
 
     cwd = Path(args.cwd) if args.cwd else Path(os.getcwd())
     if not cwd.is_dir():
         return _fail(f"--cwd {cwd} is not a directory.")
+    if args.memory_command in _READS:
+        code = _quick_read(settings.home, find_project_root(cwd), args)
+        if code is not None:
+            return code
+    return _full(settings.home, find_project_root(cwd), args)
+
+
+def _quick_read(home: Path, root: Path, args: argparse.Namespace) -> int | None:
+    """`list`, `show`, `log` through the quick reader (no pydantic, issue 15); None when it
+    cannot vouch for the stores or journals: then the full path runs, and reports,
+    repairs or refuses as always. Nothing is printed before the whole view is read."""
+    from invincat_server.runtime.memory.reader import FULL_READ_ENV, MemoryReader, NotSimple
+
+    if os.environ.get(FULL_READ_ENV) == "1":
+        return None
+    reader = MemoryReader(home, root)
     try:
-        service = MemoryService(settings.home, find_project_root(cwd))
+        reader.check_conflicts(getattr(args, "scope", None))
+        return _READS[args.memory_command](reader, args)
+    except (NotSimple, OSError):
+        return None
+
+
+def _full(home: Path, root: Path, args: argparse.Namespace) -> int:
+    from invincat_server.runtime.memory import MemoryService, MemoryStoreError
+
+    try:
+        service = MemoryService(home, root)
         # A store or journal left conflicted by git fails every command on its scope (with
         # the file and the way out), even one that would not have read that file.
         service.check_conflicts(getattr(args, "scope", None))
-        code = _HANDLERS[args.memory_command](service, args)
+        if args.memory_command in _READS:
+            code = _READS[args.memory_command](_ServiceViews(service), args)
+        else:
+            code = _HANDLERS[args.memory_command](service, args)
     except MemoryStoreError as exc:
         return _fail(str(exc))
     except OSError as exc:
@@ -103,6 +148,34 @@ def run_memory_command(settings: Settings, args: argparse.Namespace) -> int:
     for scope, problem in service.problems().items():
         print(f"invincat memory: warning ({scope}): {problem}", file=sys.stderr)
     return code
+
+
+class _ServiceViews:
+    """views.py over a MemoryService, shaped like the quick MemoryReader: `list`, `show`
+    and `log` print the same view dicts whichever path read them."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self._service = service
+
+    def list_view(
+        self, scope: str | None = None, *, include_archived: bool = False, tier: str | None = None
+    ) -> dict[str, Any]:
+        from invincat_server.runtime.memory.views import list_view
+
+        # Problems go to stderr after the command (run_memory_command), not into the JSON.
+        return list_view(
+            self._service, scope, include_archived=include_archived, tier=tier, with_problems=False
+        )
+
+    def show_view(self, entry_id: str) -> dict[str, Any] | None:
+        from invincat_server.runtime.memory.views import show_view
+
+        return show_view(self._service, entry_id)
+
+    def log_view(self, scope: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        from invincat_server.runtime.memory.views import log_view
+
+        return log_view(self._service, scope, limit)
 
 
 # -- output helpers -------------------------------------------------------------
@@ -126,18 +199,12 @@ def _summary(report: BatchReport) -> str:
 
 
 # -- handlers ---------------------------------------------------------------------
-def _list(service: MemoryService, args: argparse.Namespace) -> int:
+def _list(views: MemoryViews, args: argparse.Namespace) -> int:
+    view = views.list_view(args.scope, include_archived=args.all, tier=args.tier)
     if args.json:
-        from invincat_server.runtime.memory.views import list_view
-
-        # Problems go to stderr after the command (run_memory_command), not into the JSON.
-        _print_json(
-            list_view(
-                service, args.scope, include_archived=args.all, tier=args.tier, with_problems=False
-            )
-        )
+        _print_json(view)
         return EXIT_OK
-    entries = service.list(args.scope, include_archived=args.all, tier=args.tier)
+    entries = view["items"]
     if not entries:
         print("No memory entries." + ("" if args.all else " (--all includes archived ones)"))
         return EXIT_OK
@@ -147,79 +214,77 @@ def _list(service: MemoryService, args: argparse.Namespace) -> int:
     )
     print(header)
     for e in entries:
-        verdict = service.check_entry(e)
-        status = e.status + ("*" if e.invalid else "") + ("!" if verdict and verdict.stale else "")
+        status = e["status"] + ("*" if e["invalid"] else "") + ("!" if e["stale"] else "")
         line = (
-            f"{e.id:<13} {e.scope:<8} {e.tier:<5} {e.score:>5} {status:<9} "
-            f"{_clip(e.section, 18):<18} "
+            f"{e['id']:<13} {e['scope']:<8} {e['tier']:<5} {e['score']:>5} {status:<9} "
+            f"{_clip(e['section'], 18):<18} "
         )
-        print(line + _clip(e.content, max(20, width - len(line))))
+        print(line + _clip(e["content"], max(20, width - len(line))))
     return EXIT_OK
 
 
-def _show(service: MemoryService, args: argparse.Namespace) -> int:
+def _show(views: MemoryViews, args: argparse.Namespace) -> int:
+    view = views.show_view(args.id)
+    if view is None:
+        return _fail(f"No memory entry {args.id}.")
     if args.json:
-        from invincat_server.runtime.memory.views import show_view
-
-        view = show_view(service, args.id)
-        if view is None:
-            return _fail(f"No memory entry {args.id}.")
         _print_json(view)
         return EXIT_OK
-    entry, history = service.show(args.id)
-    if entry is None and not history:
-        return _fail(f"No memory entry {args.id}.")
+    entry = view["entry"]
     if entry is None:
         print(f"{args.id}: deleted")
     else:
+        from invincat_server.runtime.memory.reader import citation_label
+
         _print_entry(entry)
-        verdict = service.check_entry(entry)
-        for check in verdict.checks if verdict else ():
-            state = check.state + (f": {check.change}" if check.change else "")
-            print(f"  {'cites:':<12} {check.citation.label()} ({state})")
+        for check in entry.get("verification", {}).get("citations", ()):
+            state = check["state"] + (f": {check['change']}" if check.get("change") else "")
+            print(f"  {'cites:':<12} {citation_label(check['citation'])} ({state})")
     print("History:")
-    for record in history:
+    for record in view["history"]:
         ops = ", ".join(_history_ops(record, args.id)) or "mentioned"
         print(
-            f"  {record.time[:19].replace('T', ' ')}  {record.batch_id}  {record.actor:<12} {ops}"
+            f"  {record['time'][:19].replace('T', ' ')}  {record['batch_id']}  "
+            f"{record['actor']:<12} {ops}"
         )
     return EXIT_OK
 
 
-def _history_ops(record: JournalRecord, entry_id: str) -> list[str]:
+def _history_ops(record: dict[str, Any], entry_id: str) -> list[str]:
     ops = []
-    for applied in record.applied:
-        if applied.id == entry_id:
-            ops.append(applied.op)
-        elif (applied.model_extra or {}).get("restored_from") == entry_id:
-            ops.append(f"re-created as {applied.id}")
-    for dropped in record.dropped:
-        if dropped.id == entry_id:
-            ops.append(f"{dropped.op} dropped: {dropped.reason}")
+    for applied in record["applied"]:
+        if applied["id"] == entry_id:
+            ops.append(applied["op"])
+        elif applied.get("restored_from") == entry_id:  # an extra key of AppliedOp
+            ops.append(f"re-created as {applied['id']}")
+    for dropped in record["dropped"]:
+        if dropped["id"] == entry_id:
+            ops.append(f"{dropped['op']} dropped: {dropped['reason']}")
     return ops
 
 
-def _print_entry(entry: Entry) -> None:
-    print(f"{entry.id} ({entry.scope}, {entry.status})")
+def _print_entry(entry: dict[str, Any]) -> None:
+    source = entry["source"]
+    print(f"{entry['id']} ({entry['scope']}, {entry['status']})")
     rows = [
-        ("section", entry.section),
-        ("content", entry.content),
+        ("section", entry["section"]),
+        ("content", entry["content"]),
         (
             "score",
-            f"{entry.score} ({entry.tier})"
-            + (f": {entry.score_reason}" if entry.score_reason else ""),
+            f"{entry['score']} ({entry['tier']})"
+            + (f": {entry['score_reason']}" if entry["score_reason"] else ""),
         ),
-        ("confidence", entry.confidence),
-        ("invalid", entry.invalid or "-"),
-        ("created", f"{entry.created_at} by {entry.source.actor or '?'}"),
-        ("updated", entry.updated_at),
+        ("confidence", entry["confidence"]),
+        ("invalid", entry["invalid"] or "-"),
+        ("created", f"{entry['created_at']} by {source['actor'] or '?'}"),
+        ("updated", entry["updated_at"]),
     ]
-    if entry.archived_at:
-        rows.append(("archived", entry.archived_at))
-    if entry.source.thread_id:
-        rows.append(("thread", entry.source.thread_id))
-    for ev in entry.source.evidence:
-        rows.append(("evidence", f"{ev.tool} {ev.path}"))
+    if entry["archived_at"]:
+        rows.append(("archived", entry["archived_at"]))
+    if source["thread_id"]:
+        rows.append(("thread", source["thread_id"]))
+    for ev in source["evidence"]:
+        rows.append(("evidence", f"{ev['tool']} {ev['path']}"))
     for name, value in rows:
         print(f"  {name + ':':<12} {value}")
 
@@ -260,34 +325,32 @@ def _report_result(report: BatchReport, as_json: bool) -> int:
     return EXIT_REFUSED if refused else EXIT_OK
 
 
-def _log(service: MemoryService, args: argparse.Namespace) -> int:
+def _log(views: MemoryViews, args: argparse.Namespace) -> int:
+    records = views.log_view(args.scope, args.limit)
     if args.json:
-        from invincat_server.runtime.memory.views import log_view
-
-        _print_json(log_view(service, args.scope, args.limit))
+        _print_json(records)
         return EXIT_OK
-    records = service.log(args.scope, args.limit)
     if not records:
         print("The memory journal is empty.")
         return EXIT_OK
     print(f"{'TIME':<19}  {'BATCH':<26}  {'SCOPE':<7}  {'ACTOR':<13} RESULT")
-    for record in records:
+    for r in records:
         print(
-            f"{record.time[:19].replace('T', ' '):<19}  {record.batch_id:<26}  "
-            f"{record.scope:<7}  {record.actor:<13} {_outcome(record)}"
+            f"{r['time'][:19].replace('T', ' '):<19}  {r['batch_id']:<26}  "
+            f"{r['scope']:<7}  {r['actor']:<13} {_outcome(r)}"
         )
     return EXIT_OK
 
 
-def _outcome(record: JournalRecord) -> str:
-    if record.rejected:
-        return f"REJECTED: {record.reason}"
-    ops = [f"{a.op} {a.id}" if a.id else a.op for a in record.applied]
+def _outcome(record: dict[str, Any]) -> str:
+    if record["rejected"]:
+        return f"REJECTED: {record['reason']}"
+    ops = [f"{a['op']} {a['id']}" if a["id"] else a["op"] for a in record["applied"]]
     text = ", ".join(ops) if ops else "no change"
-    if record.reverts:
-        text += f" (reverts {record.reverts})"
-    if record.dropped:
-        text += f"; {len(record.dropped)} dropped"
+    if record["reverts"]:
+        text += f" (reverts {record['reverts']})"
+    if record["dropped"]:
+        text += f"; {len(record['dropped'])} dropped"
     return text
 
 
@@ -315,14 +378,17 @@ def _revert(service: MemoryService, args: argparse.Namespace) -> int:
     return _report_result(service.revert(args.batch_id, actor="user"), args.json)
 
 
-_HANDLERS = {
+# Reads: through the quick reader when it can vouch for the files, else the service.
+_READS: dict[str, Callable[[MemoryViews, argparse.Namespace], int]] = {
     "list": _list,
     "show": _show,
+    "log": _log,
+}
+_HANDLERS = {
     "apply": _apply,
     "archive": _single,
     "restore": _single,
     "delete": _single,
-    "log": _log,
     "revert": _revert,
     "verify": _verify,
 }

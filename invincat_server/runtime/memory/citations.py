@@ -18,6 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from invincat_server.runtime.memory.reader import citation_label
+
 MAX_CITATIONS = 5
 MAX_CITED_LINES = 200
 ANCHOR_CHARS = 120
@@ -38,9 +40,9 @@ class Citation(BaseModel):
     anchor: str = Field(default="", max_length=1000)
 
     def label(self) -> str:
-        if self.start_line == self.end_line:
-            return f"{self.path} line {self.start_line}"
-        return f"{self.path} lines {self.start_line}-{self.end_line}"
+        return citation_label(
+            {"path": self.path, "start_line": self.start_line, "end_line": self.end_line}
+        )
 
 
 class CitationIn(BaseModel):

@@ -54,6 +54,17 @@ Fields = tuple[tuple[str, Any, Check], ...]
 _REQUIRED = object()
 
 
+FULL_READ_ENV = "INVINCAT_TEST_MEMORY_FULL_READ"
+"""Test-only: `1` makes the front ends skip this reader, so tests can compare its output
+with the full path's through the real CLI and language server."""
+
+
+def citation_label(citation: dict[str, Any]) -> str:
+    """`Citation.label()` of a citation dict (the terminal prints it; Citation uses it)."""
+    path, start, end = citation["path"], citation["start_line"], citation["end_line"]
+    return f"{path} line {start}" if start == end else f"{path} lines {start}-{end}"
+
+
 class NotSimple(Exception):
     """The quick path cannot vouch for this input: take the full path (MemoryService)."""
 
