@@ -104,7 +104,9 @@ _LIGHT = (
 )
 
 # The memory service and its views: pydantic models, a few hundred ms on a busy machine.
-# Imported right after step 2 and before the stack, so the memory views come next.
+# Only memory writes, `verify` and the session need them: the memory reads use the quick
+# reader (runtime/memory/reader.py) and never wait for this. So they load first thing
+# in the stack's import, not before it.
 _MEMORY = (
     "invincat_server.runtime.memory",
     "invincat_server.runtime.memory.service",
@@ -127,6 +129,7 @@ def import_stack(stop: threading.Event) -> float:
     if delay and stop.wait(float(delay)):
         return 0.0  # the server is closing: a worker thread must not hold up its exit
     began = time.perf_counter()
+    _import(_MEMORY)
     _import(_STACK)
     return time.perf_counter() - began
 
@@ -254,9 +257,6 @@ class SessionHost:
     async def _open(self) -> None:
         self._projects.announce()  # `starting`: from here on the client may hear statusChanged
         project = await self._load_project()
-        if project is not None:
-            await asyncio.to_thread(_import, _MEMORY)
-            log.info("memory service loaded")
         session = await self._create(project) if project is not None else None
         if session is None:
             self._set_state("failed")

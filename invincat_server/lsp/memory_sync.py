@@ -32,6 +32,7 @@ import contextlib
 import logging
 import os
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from invincat_server.lsp.host import SessionHost
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.memory import JournalRecord, MemoryService
+    from invincat_server.runtime.memory.paths import StoreFiles
     from invincat_server.runtime.project_data import ProjectData
 
 log = logging.getLogger("invincat.lsp.memory")
@@ -152,9 +154,16 @@ class MemorySync:
     def start(self, service: MemoryService, root: Path) -> None:
         """Begin polling the store files of `service`, the project at `root`'s (files
         already watched stay as they are)."""
+        self.watch(service.files.values(), root)
+
+    def watch(self, stores: Iterable[StoreFiles], root: Path) -> None:
+        """Begin polling these store files of the project at `root` (files already watched
+        stay as they are): the quick memory reads call it too, so an editor hears of
+        changes before any MemoryService exists."""
         if self._closed:
             return
-        for scope, files in service.files.items():
+        for files in stores:
+            scope = files.scope
             if files.store in self._watched:
                 continue
             watched = _Watched(scope, files.store, files.journal, root if scope != "user" else None)

@@ -52,6 +52,13 @@ class ProjectData:
                 self._memory.set_notify(notify)
             return self._memory
 
+    def memory_problems(self) -> dict[str, str]:
+        """Problems the MemoryService has met reading the stores, if it exists yet. The
+        quick read path (runtime/memory/reader.py) answers only while there are none:
+        the full path's views list them."""
+        service = self._memory
+        return service.problems() if service is not None else {}
+
     async def threads(self, *, all_workspaces: bool = False) -> list[ThreadInfo]:
         threads, _ = await self._read(None if all_workspaces else str(self.root))
         return threads

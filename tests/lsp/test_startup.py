@@ -35,6 +35,18 @@ def _remember(content: str) -> dict[str, Any]:
     }
 
 
+def _server_maps() -> list[str]:
+    """The memory maps of this test's `invincat --stdio` child processes (Linux /proc):
+    which shared libraries, pydantic's compiled core among them, each has loaded."""
+    found = []
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            if b"--stdio" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(Path(f"/proc/{pid}/maps").read_text())
+    assert found, "no invincat --stdio child process"
+    return found
+
+
 async def _seed(
     fake_openai: FakeOpenAIServer, env: dict[str, str], workspace: Path, editor: str
 ) -> dict[str, Any]:
@@ -71,6 +83,7 @@ async def _seed(
             "threads": await first.request("invincat/threads/list", {}),
             "pending": await first.request("invincat/pendingApprovals", {}),
             "memory": await first.request("invincat/memory/list", {}),
+            "memory_log": await first.request("invincat/memory/log", {}),
         }
     finally:
         await stop_client(first)
@@ -86,8 +99,11 @@ async def test_saved_data_is_served_while_the_agent_stack_is_still_loading(
     slow = await start_client({**invincat_env, STACK_DELAY_ENV: NEVER}, workspace, editor)
     try:
         # What an editor asks for as its window opens, all at once.
-        memory, threads, history, waiting_history, pending = await asyncio.gather(
+        entry_id = saved["memory"]["items"][0]["id"]
+        memory, shown, log, threads, history, waiting_history, pending = await asyncio.gather(
             slow.request("invincat/memory/list", {}),
+            slow.request("invincat/memory/show", {"id": entry_id}),
+            slow.request("invincat/memory/log", {}),
             slow.request("invincat/threads/list", {}),
             slow.request("invincat/threads/history", {"threadId": saved["thread"]}),
             slow.request("invincat/threads/history", {"threadId": saved["waiting"]}),
@@ -96,6 +112,12 @@ async def test_saved_data_is_served_while_the_agent_stack_is_still_loading(
         status = await slow.request("invincat/debug/status")
         assert status["stackLoaded"] is False and status["sessionOpen"] is False
         assert (await slow.request("invincat/status"))["state"] == "starting"
+        # The memory views came from the quick reader: the memory package's pydantic
+        # models (and pydantic itself) are not even loaded (issue 15).
+        assert not any("pydantic_core" in maps for maps in _server_maps()), "pydantic loaded"
+        assert memory == saved["memory"]
+        assert shown["entry"] == memory["items"][0] and shown["history"] == log["records"]
+        assert log == saved["memory_log"]
 
         assert threads == saved["threads"]
         assert history == saved["history"]  # the stack's decoder and the light one agree
@@ -168,5 +190,30 @@ async def test_memory_applied_while_opening_is_what_the_first_chat_sees(
         listed = await client.request("invincat/memory/list", {})
         assert [i["content"] for i in listed["items"]] == [REMEMBERED]
         assert len(client.memory_changes) == 1
+    finally:
+        await stop_client(client)
+
+
+async def test_a_cited_entry_is_listed_by_the_full_path_while_the_stack_loads(
+    invincat_env: dict[str, str], workspace: Path, editor: str
+) -> None:
+    """Citations need the staleness check, which the quick reader leaves to the service:
+    the answer still does not wait for the agent stack."""
+    (workspace / "RELEASING.md").write_text("# Releasing\nsign with vault/release\n")
+    cited = _remember(REMEMBERED) | {
+        "citations": [{"path": "RELEASING.md", "start_line": 2, "end_line": 2}]
+    }
+    client = await start_client({**invincat_env, STACK_DELAY_ENV: NEVER}, workspace, editor)
+    try:
+        applied = await client.request(
+            "invincat/memory/apply", {"scope": "project", "operations": [cited]}
+        )
+        assert applied["applied"] and not applied["rejected"], applied
+        [item] = (await client.request("invincat/memory/list", {}))["items"]
+        assert item["stale"] is False and item["verification"]["state"] == "fresh"
+        (workspace / "RELEASING.md").write_text("# Releasing\nsign with anything\n")
+        [item] = (await client.request("invincat/memory/list", {}))["items"]
+        assert item["stale"] is True
+        assert (await client.request("invincat/debug/status"))["stackLoaded"] is False
     finally:
         await stop_client(client)

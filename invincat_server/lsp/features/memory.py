@@ -11,11 +11,19 @@ with reasons), exactly as the memory agent gets it.
 
 Each project has its own project store: requests go to `folder`'s project, else to the
 first folder's (user memory is the same whichever).
+
+The reads (`list`, `show`, `log`) first try the quick reader (runtime/memory/reader.py):
+no pydantic, no MemoryService, so they answer as soon as the settings are read, without
+waiting for the memory package to load nor for the agent stack (issue 15). Whenever it
+cannot vouch for a store or journal (damage, a conflict, citations to check, a problem
+the service already reported), the service answers as before, with the same JSON.
+`verify` always takes the service: it checks citations (citations.py, staleness.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -45,6 +53,7 @@ if TYPE_CHECKING:
     from invincat_server.lsp.host import SessionHost
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.memory import BatchReport
+    from invincat_server.runtime.project_data import ProjectData
 
 R = TypeVar("R")
 
@@ -77,6 +86,36 @@ async def _call(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         ) from None
 
 
+_FULL = object()
+"""What `_quick` gives when the MemoryService must answer instead."""
+
+
+def _quick_read(project: ProjectData, method: str, *args: Any, **kwargs: Any) -> Any:
+    """Blocking: the quick reader's view, or `_FULL`."""
+    from invincat_server.runtime.memory.reader import FULL_READ_ENV, MemoryReader, NotSimple
+
+    if os.environ.get(FULL_READ_ENV) == "1" or project.memory_problems():
+        return _FULL
+    reader = MemoryReader(project.settings.home, project.root)
+    try:
+        return getattr(reader, method)(*args, **kwargs)
+    except (NotSimple, OSError):
+        return _FULL
+
+
+async def _quick(
+    ls: InvincatLanguageServer, host: SessionHost, method: str, *args: Any, **kwargs: Any
+) -> Any:
+    """A read view of `host`'s project through the quick reader (off the event loop), or
+    `_FULL`."""
+    from invincat_server.runtime.memory.paths import store_files
+
+    project = await host.project_data()  # settings and the project root: tens of ms
+    # Watch before reading, so a change landing right after the read is still announced.
+    ls.memory_sync.watch(store_files(project.settings.home, project.root).values(), host.root)
+    return await asyncio.to_thread(_quick_read, project, method, *args, **kwargs)
+
+
 def _announce(ls: InvincatLanguageServer, host: SessionHost, report: BatchReport) -> dict[str, Any]:
     """didChange for a batch that changed its store; the report as JSON."""
     if report.changed or report.cleanup_batch_id:
@@ -89,6 +128,16 @@ def _announce(ls: InvincatLanguageServer, host: SessionHost, report: BatchReport
 async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> MemoryListResult:
     request = parse_params(MemoryListParams, params, MEMORY_LIST)
     host = ls.projects.for_folder(request.folder, MEMORY_LIST)
+    quick = await _quick(
+        ls,
+        host,
+        "list_view",
+        request.scope,
+        include_archived=request.include_archived,
+        tier=request.tier,
+    )
+    if quick is not _FULL:
+        return cast("MemoryListResult", quick)
     service = await ls.memory_sync.service(host)  # imports the memory package off the loop
     from invincat_server.runtime.memory import views
 
@@ -106,10 +155,12 @@ async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> Memor
 async def invincat_memory_show(ls: InvincatLanguageServer, params: Any) -> MemoryShowResult:
     request = parse_params(MemoryShowParams, params, MEMORY_SHOW)
     host = ls.projects.for_folder(request.folder, MEMORY_SHOW)
-    service = await ls.memory_sync.service(host)
-    from invincat_server.runtime.memory import views
+    view = await _quick(ls, host, "show_view", request.id)
+    if view is _FULL:
+        service = await ls.memory_sync.service(host)
+        from invincat_server.runtime.memory import views
 
-    view = await _call(views.show_view, service, request.id)
+        view = await _call(views.show_view, service, request.id)
     if view is None:
         raise rpc_error(
             ErrorCode.UNKNOWN_MEMORY,
@@ -136,10 +187,12 @@ async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> Memory
     request = parse_params(MemoryLogParams, params, MEMORY_LOG)
     request.check(MEMORY_LOG)
     host = ls.projects.for_folder(request.folder, MEMORY_LOG)
-    service = await ls.memory_sync.service(host)
-    from invincat_server.runtime.memory import views
+    records = await _quick(ls, host, "log_view", request.scope, request.limit)
+    if records is _FULL:
+        service = await ls.memory_sync.service(host)
+        from invincat_server.runtime.memory import views
 
-    records = await _call(views.log_view, service, request.scope, request.limit)
+        records = await _call(views.log_view, service, request.scope, request.limit)
     return {"records": records}
 
 
