@@ -17,6 +17,7 @@ encoding the light reader does not know) is left to the Session once it is open.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.config import Settings
 from invincat_server.runtime.errors import UnknownThreadError
+from invincat_server.runtime.memory.reader import FULL_READ_ENV, MemoryReader
 
 if TYPE_CHECKING:
     from invincat_server.runtime.memory.service import MemoryService
@@ -38,6 +40,7 @@ class ProjectData:
         self.root = root
         self._memory: MemoryService | None = None
         self._memory_lock = threading.Lock()
+        self._reader: MemoryReader | None = None
 
     def memory(self, notify: Callable[[str], None] | None = None) -> MemoryService:
         """This process's one MemoryService for the workspace (created on first use; may
@@ -52,12 +55,15 @@ class ProjectData:
                 self._memory.set_notify(notify)
             return self._memory
 
-    def memory_problems(self) -> dict[str, str]:
-        """Problems the MemoryService has met reading the stores, if it exists yet. The
-        quick read path (runtime/memory/reader.py) answers only while there are none:
-        the full path's views list them."""
+    def memory_reader(self) -> MemoryReader | None:
+        """The quick read path over the stores (runtime/memory/reader.py: no pydantic),
+        or None while the MemoryService reports a store problem: its views list those."""
         service = self._memory
-        return service.problems() if service is not None else {}
+        if os.environ.get(FULL_READ_ENV) == "1" or (service is not None and service.problems()):
+            return None
+        if self._reader is None:
+            self._reader = MemoryReader(self.settings.home, self.root)
+        return self._reader
 
     async def threads(self, *, all_workspaces: bool = False) -> list[ThreadInfo]:
         threads, _ = await self._read(None if all_workspaces else str(self.root))

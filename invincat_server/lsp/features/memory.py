@@ -23,7 +23,6 @@ the service already reported), the service answers as before, with the same JSON
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -53,7 +52,7 @@ if TYPE_CHECKING:
     from invincat_server.lsp.host import SessionHost
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.memory import BatchReport
-    from invincat_server.runtime.project_data import ProjectData
+    from invincat_server.runtime.memory.reader import MemoryReader
 
 R = TypeVar("R")
 
@@ -90,13 +89,10 @@ _FULL = object()
 """What `_quick` gives when the MemoryService must answer instead."""
 
 
-def _quick_read(project: ProjectData, method: str, *args: Any, **kwargs: Any) -> Any:
+def _quick_read(reader: MemoryReader, method: str, *args: Any, **kwargs: Any) -> Any:
     """Blocking: the quick reader's view, or `_FULL`."""
-    from invincat_server.runtime.memory.reader import FULL_READ_ENV, MemoryReader, NotSimple
+    from invincat_server.runtime.memory.reader import NotSimple
 
-    if os.environ.get(FULL_READ_ENV) == "1" or project.memory_problems():
-        return _FULL
-    reader = MemoryReader(project.settings.home, project.root)
     try:
         return getattr(reader, method)(*args, **kwargs)
     except (NotSimple, OSError):
@@ -108,12 +104,13 @@ async def _quick(
 ) -> Any:
     """A read view of `host`'s project through the quick reader (off the event loop), or
     `_FULL`."""
-    from invincat_server.runtime.memory.paths import store_files
-
     project = await host.project_data()  # settings and the project root: tens of ms
+    reader = project.memory_reader()
+    if reader is None:
+        return _FULL
     # Watch before reading, so a change landing right after the read is still announced.
-    ls.memory_sync.watch(store_files(project.settings.home, project.root).values(), host.root)
-    return await asyncio.to_thread(_quick_read, project, method, *args, **kwargs)
+    ls.memory_sync.watch(reader.files.values(), host.root)
+    return await asyncio.to_thread(_quick_read, reader, method, *args, **kwargs)
 
 
 def _announce(ls: InvincatLanguageServer, host: SessionHost, report: BatchReport) -> dict[str, Any]:
