@@ -7,9 +7,11 @@ refuse. The CLI's output through both paths is compared in tests/terminal."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -285,3 +287,40 @@ def test_the_reader_imports_no_pydantic() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "[]"
+
+
+def test_reads_during_concurrent_writes_see_whole_versions(
+    service: MemoryService, dirs: tuple[Path, Path]
+) -> None:
+    """Like the full path, the reader takes no lock: a writer replaces the store atomically,
+    so every read sees one whole version (never a half-written store), and a journal line
+    being appended at that moment makes the read take the full path, never a wrong one."""
+    home, project = dirs
+    quick = MemoryReader(home, project)
+    done = threading.Event()
+
+    def write() -> None:
+        try:
+            for _ in range(40):
+                service.apply("user", [create("user")])
+        finally:
+            done.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    seen: list[str] = []
+    logged: list[str] = []
+    reads = 0
+    while not done.is_set() or reads == 0:
+        ids = [e["id"] for e in quick.list_view("user")["items"]]
+        assert ids[: len(seen)] == seen  # store order: later versions only append
+        seen = ids
+        with contextlib.suppress(NotSimple):  # a line being appended: the full path reads it
+            # The journal line follows its store write, so the log may lag the store.
+            batches = [r["batch_id"] for r in reversed(quick.log_view("user"))]
+            assert batches[: len(logged)] == logged
+            logged = batches
+        reads += 1
+    writer.join(timeout=60)
+    assert len(quick.list_view("user")["items"]) == 40
+    assert_same_json(quick.log_view("user"), views.log_view(service, "user"))
