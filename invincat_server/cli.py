@@ -158,7 +158,10 @@ def _run_chat(
             return code
     import asyncio
 
-    from invincat_server.terminal.app import ChatOptions, run_chat
+    from invincat_server.runtime.bulk_import import bulk_import
+
+    with bulk_import():  # the chat front end and the part of the stack it imports
+        from invincat_server.terminal.app import ChatOptions, run_chat
 
     options = ChatOptions(
         prompt=args.prompt,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from invincat_server.runtime.bulk_import import bulk_import
 from invincat_server.runtime.config import Settings
 from invincat_server.runtime.data_dir import ensure_data_dir
 from invincat_server.runtime.extensions import ExtensionContext, load_extensions
@@ -78,34 +79,37 @@ async def open_agent_stack(
     """Load the agent stack. Raises ConfigError if the model is not configured (the
     message names what to set). `memory`: the process's MemoryService for this
     workspace when one exists already (runtime/project_data.py), so there is one writer."""
-    import aiosqlite
+    # Where the CLI and ACP import LangChain, LangGraph and the OpenAI SDK (the language
+    # server has them imported already): see bulk_import.py.
+    with bulk_import():
+        import aiosqlite
 
-    from invincat_server.runtime.models import build_chat_model
+        from invincat_server.runtime.models import build_chat_model
 
-    chat_model = model or build_chat_model(settings)
-    ensure_data_dir(settings.home)  # threads.sqlite: keep it out of a dotfiles repo
-    conn = await aiosqlite.connect(settings.threads_db, timeout=30)
-    records: Records | None = None
-    try:
-        records = await _open_stores(conn, settings)
-        return await _load_agents(
-            settings,
-            workspace,
-            policy,
-            documents,
-            conn,
-            records,
-            model=chat_model,
-            options=options,
-            notify=notify,
-            memory=memory,
-        )
-    except BaseException:
-        # A stack that failed half-way leaves no open database behind.
-        if records is not None:
-            await records.close()
-        await conn.close()
-        raise
+        chat_model = model or build_chat_model(settings)
+        ensure_data_dir(settings.home)  # threads.sqlite: keep it out of a dotfiles repo
+        conn = await aiosqlite.connect(settings.threads_db, timeout=30)
+        records: Records | None = None
+        try:
+            records = await _open_stores(conn, settings)
+            return await _load_agents(
+                settings,
+                workspace,
+                policy,
+                documents,
+                conn,
+                records,
+                model=chat_model,
+                options=options,
+                notify=notify,
+                memory=memory,
+            )
+        except BaseException:
+            # A stack that failed half-way leaves no open database behind.
+            if records is not None:
+                await records.close()
+            await conn.close()
+            raise
 
 
 async def _open_stores(conn: aiosqlite.Connection, settings: Settings) -> Records:

@@ -76,11 +76,16 @@ def idle_seconds() -> float:
 
 
 def warm_up() -> None:
-    for name in WARM_MODULES:
-        try:
-            importlib.import_module(name)
-        except Exception:  # an optional extra not installed: the worker will say so itself
-            logger.warning("could not preload %s", name, exc_info=True)
+    from invincat_server.runtime.bulk_import import bulk_import
+
+    # Frozen before the first fork (what gc.freeze is for): a worker's collections never
+    # touch, and so never copy, the pages of the modules it shares with the server.
+    with bulk_import():
+        for name in WARM_MODULES:
+            try:
+                importlib.import_module(name)
+            except Exception:  # an optional extra not installed: the worker says so itself
+                logger.warning("could not preload %s", name, exc_info=True)
 
 
 def serve(path: Path, version: str, state: Path) -> int:
