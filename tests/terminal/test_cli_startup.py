@@ -19,6 +19,7 @@ from invincat_server import __version__
 from invincat_server.runtime.records import Records
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.deadlines import DEADLINE
+from tests.gc_watch import rescans_of_the_stack, watched
 from tests.terminal.cli_process import INVINCAT
 
 # Top-level packages a quick command must not import.
@@ -177,3 +178,23 @@ def test_one_shot_chat_skips_the_terminal_ui_and_absent_extensions(
         "invincat_server.terminal.rich_render",
         "invincat_server.terminal.line_editor",
     }
+
+
+def test_one_shot_chat_never_rescans_the_agent_stack(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """The stack loads in bulk_import() (cli.py, runtime/agent_stack.py): no full garbage
+    collection rescans its objects, neither during the turn nor at exit, where Python's
+    last collection used to cost ~0.2 s after the answer was out."""
+    fake_openai.add_steps([{"content": "hello"}])
+    done = subprocess.run(
+        watched("chat", "hi", "--json", "--cwd", str(workspace)),
+        env=invincat_env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"status": "completed"' in done.stdout.splitlines()[-1]
+    assert not rescans_of_the_stack(done.stderr), done.stderr
