@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE
 from tests.gc_watch import rescans_of_the_stack, watched
 from tests.lsp.raw import Peer, initialize, initialized, request
 
@@ -29,6 +31,9 @@ def first_chat(env: dict[str, str], workspace: Path, stderr_file: Path) -> None:
             env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
         )
     assert server.stdin is not None and server.stdout is not None
+    # A stuck server is killed, so a read ends (and the test fails) instead of hanging.
+    watchdog = threading.Timer(DEADLINE, server.kill)
+    watchdog.start()
     try:
         peer = Peer(server.stdout, server.stdin)
         peer.send(initialize(1, workspace))
@@ -38,6 +43,7 @@ def first_chat(env: dict[str, str], workspace: Path, stderr_file: Path) -> None:
         assert peer.event("message_delta")["text"]
         assert peer.event("turn_end")["status"] == "completed"
     finally:
+        watchdog.cancel()
         server.kill()
         server.wait()
 
