@@ -21,6 +21,7 @@ NEVER = "600"
 """A stack import that does not finish within the test (the delay ends at shutdown)."""
 
 REMEMBERED = "Release builds are signed with the key in vault/release"
+CITED = "Tags are pushed only after the changelog entry is merged"
 
 
 def _remember(content: str) -> dict[str, Any]:
@@ -33,6 +34,12 @@ def _remember(content: str) -> dict[str, Any]:
         "score": 85,
         "score_reason": "the user asked to remember it",
     }
+
+
+def _cited(content: str) -> dict[str, Any]:
+    """An entry citing RELEASING.md line 2 (its reads need the staleness check)."""
+    cited = _remember(content) | {"section": "Signing"}
+    return cited | {"citations": [{"path": "RELEASING.md", "start_line": 2, "end_line": 2}]}
 
 
 def _server_maps() -> list[str]:
@@ -51,8 +58,10 @@ async def _seed(
     fake_openai: FakeOpenAIServer, env: dict[str, str], workspace: Path, editor: str
 ) -> dict[str, Any]:
     """A first server saves a finished thread with a tool call, a thread waiting for an
-    edit approval and a memory entry; what it answered for each is returned."""
+    edit approval and two memory entries, the second citing a file; what it answered for
+    each is returned."""
     (workspace / "notes.txt").write_text("alpha\n")
+    (workspace / "RELEASING.md").write_text("# Releasing\nsign with vault/release\n")
     read = {"path": "notes.txt"}
     edit = {"path": "notes.txt", "old_string": "alpha", "new_string": "beta"}
     fake_openai.add_steps(
@@ -69,7 +78,8 @@ async def _seed(
         waiting = await first.chat("change alpha to beta")
         await first.wait_event("approval_requested")
         await first.request(
-            "invincat/memory/apply", {"scope": "project", "operations": [_remember(REMEMBERED)]}
+            "invincat/memory/apply",
+            {"scope": "project", "operations": [_remember(REMEMBERED), _cited(CITED)]},
         )
         return {
             "thread": done["threadId"],
@@ -113,11 +123,19 @@ async def test_saved_data_is_served_while_the_agent_stack_is_still_loading(
         assert status["stackLoaded"] is False and status["sessionOpen"] is False
         assert (await slow.request("invincat/status"))["state"] == "starting"
         # The memory views came from the quick reader: the memory package's pydantic
-        # models (and pydantic itself) are not even loaded (issue 15).
+        # models (and pydantic itself) are not even loaded (issue 15), also for an entry
+        # with citations, whose verdict the reader checks itself.
+        cited = await slow.request("invincat/memory/show", {"id": memory["items"][1]["id"]})
+        (workspace / "RELEASING.md").write_text("# Releasing\nsign with anything\n")
+        stale = await slow.request("invincat/memory/list", {})
         assert not any("pydantic_core" in maps for maps in _server_maps()), "pydantic loaded"
         assert memory == saved["memory"]
         assert shown["entry"] == memory["items"][0] and shown["history"] == log["records"]
         assert log == saved["memory_log"]
+        assert cited["entry"] == memory["items"][1] and cited["history"] == log["records"]
+        assert memory["items"][1]["verification"]["state"] == "fresh"
+        assert [i["stale"] for i in stale["items"]] == [False, True]
+        assert stale["items"][1]["verification"]["citations"][0]["state"] == "changed"
 
         assert threads == saved["threads"]
         assert history == saved["history"]  # the stack's decoder and the light one agree
@@ -194,15 +212,13 @@ async def test_memory_applied_while_opening_is_what_the_first_chat_sees(
         await stop_client(client)
 
 
-async def test_a_cited_entry_is_listed_by_the_full_path_while_the_stack_loads(
+async def test_a_cited_entry_follows_its_file_while_the_stack_loads(
     invincat_env: dict[str, str], workspace: Path, editor: str
 ) -> None:
-    """Citations need the staleness check, which the quick reader leaves to the service:
-    the answer still does not wait for the agent stack."""
+    """An entry applied in this session: its verdict follows the cited file (the quick
+    reader's checker, cached by stat, sees the edit) without waiting for the agent stack."""
     (workspace / "RELEASING.md").write_text("# Releasing\nsign with vault/release\n")
-    cited = _remember(REMEMBERED) | {
-        "citations": [{"path": "RELEASING.md", "start_line": 2, "end_line": 2}]
-    }
+    cited = _cited(REMEMBERED)
     client = await start_client({**invincat_env, STACK_DELAY_ENV: NEVER}, workspace, editor)
     try:
         applied = await client.request(

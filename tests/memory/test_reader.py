@@ -105,27 +105,116 @@ def test_views_are_identical_to_the_pydantic_path(
     for scope in (None, "user", "project"):
         for limit in (None, 1, 3, 100):
             assert_same_json(quick.log_view(scope, limit), views.log_view(varied, scope, limit))
-    ids = [e.id for e in varied.list(include_archived=True) if not e.citations]
-    assert len(ids) == 6
+    ids = [e.id for e in varied.list(include_archived=True)]
+    assert len(ids) == 7
     for entry_id in [*ids, "mem_u_999999", "mem_p_000099"]:
         assert_same_json(quick.show_view(entry_id), views.show_view(varied, entry_id))
     quick.check_conflicts()
 
 
-def test_an_entry_with_citations_takes_the_full_path(
-    varied: MemoryService, dirs: tuple[Path, Path]
+@pytest.fixture
+def cited(service: MemoryService, dirs: tuple[Path, Path]) -> MemoryService:
+    """Project entries whose citations end up fresh, moved (in the file and to another
+    file), changed (edited, cut short), missing, refused (outside the project, protected
+    memory data; hand edits) and one with a field a newer version added."""
+    _, project = dirs
+    files = {
+        "fresh.md": "# Fresh\nrun ./scripts/test before pushing\n",
+        "moved.py": "def build():\n    return make_all()\n",
+        "renamed.txt": "the deploy key lives in the vault\n",
+        "edited.md": "timeouts are 30 seconds\n",
+        "short.md": "one\ntwo\nthree\n",
+        "gone.md": "uses tabs for indentation\n",
+    }
+    ranges = {name: (1, 1) for name in files} | {"fresh.md": (1, 2), "moved.py": (1, 2)}
+    ranges["short.md"] = (3, 3)
+    for name, text in files.items():
+        (project / name).write_text(text)
+    made = service.apply(
+        "project",
+        [
+            create(
+                section=f"S{i}",
+                score=50,
+                citations=[{"path": name, "start_line": first, "end_line": last}],
+            )
+            for i, (name, (first, last)) in enumerate(ranges.items())
+        ]
+        + [
+            create(
+                section="Two",
+                score=80,
+                citations=[
+                    {"path": "fresh.md", "start_line": 2, "end_line": 2},
+                    {"path": "edited.md", "start_line": 1, "end_line": 1},
+                ],
+            )
+        ],
+    )
+    assert len(made.created_ids()) == 7
+    (project / "moved.py").write_text("import os\n\n" + files["moved.py"])
+    (project / "renamed.txt").rename(project / "docs.txt")
+    (project / "edited.md").write_text("timeouts are 60 seconds\n")
+    (project / "short.md").write_text("one\n")
+    (project / "gone.md").unlink()
+    # Hand edits (a pull, an editor): citations the check must refuse to read, and a
+    # field a newer version added; the models accept all of these.
+    store = service.store_paths()["project"]
+    doc = json.loads(store.read_text())
+    (project.parent / "outside.md").write_text("# Fresh\n")
+    doc["items"][0]["citations"].append(
+        {"path": "../outside.md", "start_line": 1, "end_line": 1, "sha256": "x", "anchor": "F"}
+    )
+    doc["items"][1]["citations"].append(
+        {"path": ".invincat/memory_project.json", "start_line": 1, "end_line": 1, "sha256": ""}
+    )
+    doc["items"][2]["citations"][0]["added_later"] = {"k": [1]}
+    store.write_text(json.dumps(doc, indent=2))
+    return service
+
+
+def test_cited_entries_are_shown_as_the_pydantic_path_shows_them(
+    cited: MemoryService, dirs: tuple[Path, Path]
 ) -> None:
-    """Its `stale` and `verification` need the staleness checker."""
-    quick = full_and_quick(varied, dirs)
-    [cited] = [e for e in varied.list("project") if e.citations]
-    with pytest.raises(NotSimple):
-        quick.list_view("project")
-    with pytest.raises(NotSimple):
-        quick.show_view(cited.id)
-    # Its stored form is still read exactly (history records show it).
-    raw = json.loads(varied.store_paths()["project"].read_text())
-    [stored] = [item for item in raw["items"] if item["id"] == cited.id]
-    assert reader.entry(stored, "project") == cited.to_json()
+    """Same `stale` and `verification` (each citation's verdict, where moved text is now,
+    what changed) through the one staleness rule, without the models."""
+    quick = full_and_quick(cited, dirs)
+    listed = quick.list_view("project")
+    assert_same_json(listed, views.list_view(cited, "project"))
+    states = {e["section"]: e["verification"]["state"] for e in listed["items"]}
+    assert states == {
+        "S0": "stale",  # fresh.md is fresh, ../outside.md refused
+        "S1": "stale",  # moved in its file, the protected store refused
+        "S2": "moved",  # renamed.txt -> docs.txt
+        "S3": "stale",
+        "S4": "stale",
+        "S5": "stale",
+        "Two": "stale",
+    }
+    for entry in cited.list("project"):
+        assert_same_json(quick.show_view(entry.id), views.show_view(cited, entry.id))
+    assert_same_json(quick.list_view(), views.list_view(cited))
+
+
+def test_a_cited_file_edited_between_reads_changes_the_quick_verdict(
+    cited: MemoryService, dirs: tuple[Path, Path]
+) -> None:
+    """The reader keeps its checker (a language server's reads): cached by stat, so an
+    edit is seen on the next read, and an unchanged file is not read again."""
+    _, project = dirs
+    quick = full_and_quick(cited, dirs)
+    [two] = [e for e in cited.list("project") if e.section == "Two"]
+    shown = quick.show_view(two.id)
+    assert shown is not None and shown["entry"]["stale"] is True
+    first = quick.list_view("project")
+    checker = quick.checker()
+    reads = checker.reads
+    assert quick.list_view("project") == first
+    assert checker.reads == reads
+    (project / "edited.md").write_text("timeouts are 30 seconds\n")
+    shown = quick.show_view(two.id)
+    assert shown is not None and shown["entry"]["stale"] is False
+    assert_same_json(shown, views.show_view(cited, two.id))
 
 
 def test_unknown_fields_and_defaults_are_kept_in_order(

@@ -4,6 +4,7 @@ vouch for the files. The real console script, on a varied store (see test_reader
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 from invincat_server.runtime.memory import MemoryService
 from invincat_server.runtime.memory.reader import FULL_READ_ENV
 
-from .test_reader import varied  # noqa: F401  (the fixture)
+from .test_reader import cited, varied  # noqa: F401  (the fixtures)
 
 INVINCAT = Path(sys.executable).with_name("invincat")
 
@@ -52,6 +53,20 @@ def test_the_cli_prints_the_same_through_both_paths(
         quick = run(dirs, *args, full=False)
         assert quick == run(dirs, *args, full=True), args
         assert quick[0] == (2 if args[1:2] in (["mem_u_999999"], ["not-an-id"]) else 0), quick
+
+
+def test_cited_entries_print_the_same_through_both_paths(
+    cited: MemoryService,  # noqa: F811
+    dirs: tuple[Path, Path],
+) -> None:
+    """Fresh, moved, renamed, changed, cut short, deleted and refused citations: the same
+    `!` marks, `cites:` lines and verdicts, and the same JSON."""
+    for args in commands(cited):
+        quick = run(dirs, *args, full=False)
+        assert quick == run(dirs, *args, full=True), args
+    _, out, _ = run(dirs, "list", "--json", full=False)
+    states = [c["state"] for e in json.loads(out)["items"] for c in e["verification"]["citations"]]
+    assert sorted(set(states)) == ["changed", "fresh", "missing", "moved"], states
 
 
 def test_a_damaged_store_is_handled_as_before(

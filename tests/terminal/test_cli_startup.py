@@ -76,7 +76,8 @@ def plain_stderr(done: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture
 def saved(invincat_env: dict[str, str], invincat_home: Path, workspace: Path) -> str:
-    """One saved thread and one project memory entry; returns the entry's id."""
+    """One saved thread and two project memory entries, the second citing a file that has
+    changed since (so its reads need the staleness check); returns the first entry's id."""
 
     async def save() -> None:
         records = await Records.open(invincat_home / "threads.sqlite")
@@ -93,9 +94,17 @@ def saved(invincat_env: dict[str, str], invincat_home: Path, workspace: Path) ->
                 "scope": "project",
                 "section": "Testing",
                 "content": "Run ./scripts/test",
-            }
+            },
+            {
+                "op": "create",
+                "scope": "project",
+                "section": "Docs",
+                "content": "Timeouts are 30 seconds",
+                "citations": [{"path": "TIMEOUTS.md", "start_line": 1, "end_line": 1}],
+            },
         ]
     }
+    (workspace / "TIMEOUTS.md").write_text("timeouts are 30 seconds\n")
     applied = subprocess.run(
         [INVINCAT, "memory", "apply", "--scope", "project", "-", "--cwd", str(workspace)],
         input=json.dumps(batch),
@@ -106,6 +115,7 @@ def saved(invincat_env: dict[str, str], invincat_home: Path, workspace: Path) ->
         check=False,
     )
     assert applied.returncode == 0, applied.stderr
+    (workspace / "TIMEOUTS.md").write_text("timeouts are 60 seconds\n")
     return str(json.loads(applied.stdout)["applied"][0]["id"])
 
 
@@ -131,19 +141,26 @@ def test_memory_list_show_log_load_no_langchain_nor_pydantic(
     invincat_env: dict[str, str], workspace: Path, saved: str
 ) -> None:
     cwd = ["--cwd", str(workspace)]
+    listed, _ = run_logged(["memory", "list", "--json", *cwd], invincat_env)
+    [cited] = [e["id"] for e in json.loads(listed.stdout)["items"] if e["id"] != saved]
     for text in ([], ["--json"]):
         done, loaded = run_logged(["memory", "list", *text, *cwd], invincat_env)
         assert done.returncode == 0, plain_stderr(done)
         if text:
-            assert [e["id"] for e in json.loads(done.stdout)["items"]] == [saved]
+            items = json.loads(done.stdout)["items"]
+            assert [e["id"] for e in items] == [saved, cited]
+            assert [e["stale"] for e in items] == [False, True]
+            assert items[1]["verification"]["citations"][0]["state"] == "changed"
         else:
             assert saved in done.stdout and "Run ./scripts/test" in done.stdout
+            assert "Timeouts are 30 seconds" in done.stdout
         assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
 
-        done, loaded = run_logged(["memory", "show", saved, *text, *cwd], invincat_env)
-        assert done.returncode == 0, plain_stderr(done)
-        assert "Run ./scripts/test" in done.stdout
-        assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
+        for entry_id, content in ((saved, "Run ./scripts/test"), (cited, "TIMEOUTS.md line 1")):
+            done, loaded = run_logged(["memory", "show", entry_id, *text, *cwd], invincat_env)
+            assert done.returncode == 0, plain_stderr(done)
+            assert content in done.stdout
+            assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
 
         done, loaded = run_logged(["memory", "log", *text, *cwd], invincat_env)
         assert done.returncode == 0, plain_stderr(done)

@@ -15,8 +15,9 @@ first folder's (user memory is the same whichever).
 The reads (`list`, `show`, `log`) first try the quick reader (runtime/memory/reader.py):
 no pydantic, no MemoryService, so they answer as soon as the settings are read, without
 waiting for the memory package to load nor for the agent stack (issue 15). Whenever it
-cannot vouch for a store or journal (damage, a conflict, citations to check, a problem
-the service already reported), the service answers as before, with the same JSON.
+cannot vouch for a store or journal (damage, a conflict, a problem the service already
+reported), the service answers as before, with the same JSON. Cited entries stay on the
+quick path: the reader runs the same staleness check (staleness.py, no pydantic).
 `verify` always takes the service: it checks citations (citations.py, staleness.py).
 """
 

@@ -11,19 +11,37 @@ that is not there.
 
 from __future__ import annotations
 
-import hashlib
-import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from invincat_server.runtime.memory.reader import citation_label
+# The pydantic-free core (the quick reader uses it too); re-exported for existing callers.
+from invincat_server.runtime.memory.citation_text import (
+    ANCHOR_CHARS,
+    MAX_CITATIONS,
+    MAX_CITED_FILE_BYTES,
+    MAX_CITED_LINES,
+    CitationPaths,
+    anchor_of,
+    citation_label,
+    read_lines,
+    text_hash,
+)
 
-MAX_CITATIONS = 5
-MAX_CITED_LINES = 200
-ANCHOR_CHARS = 120
-MAX_CITED_FILE_BYTES = 2 * 1024 * 1024
+__all__ = [
+    "ANCHOR_CHARS",
+    "MAX_CITATIONS",
+    "MAX_CITED_FILE_BYTES",
+    "MAX_CITED_LINES",
+    "Citation",
+    "CitationIn",
+    "CitationResolver",
+    "anchor_of",
+    "read_lines",
+    "text_hash",
+]
 
 
 class Citation(BaseModel):
@@ -43,6 +61,15 @@ class Citation(BaseModel):
         return citation_label(
             {"path": self.path, "start_line": self.start_line, "end_line": self.end_line}
         )
+
+    def moved_to(self, path: str, start_line: int, end_line: int) -> Citation:
+        """The same citation (unknown fields too) at another place: a re-anchored range."""
+        return self.model_copy(
+            update={"path": path, "start_line": start_line, "end_line": end_line}
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
 
 
 class CitationIn(BaseModel):
@@ -65,34 +92,7 @@ class CitationIn(BaseModel):
         return self
 
 
-def text_hash(lines: Sequence[str]) -> str:
-    """sha256 of the cited lines joined by `\\n` (line endings and trailing blanks ignored,
-    so a CRLF checkout or an editor trimming spaces does not make evidence stale)."""
-    joined = "\n".join(line.rstrip() for line in lines)
-    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
-
-
-def anchor_of(lines: Sequence[str]) -> str:
-    for line in lines:
-        text = " ".join(line.split())
-        if text:
-            return text[:ANCHOR_CHARS]
-    return ""
-
-
-def read_lines(path: Path) -> list[str] | None:
-    """A text file's lines, or None when it is missing, not a file, too big or binary."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CITED_FILE_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_CITED_FILE_BYTES or b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", errors="replace").splitlines()
-
-
-class CitationResolver:
+class CitationResolver(CitationPaths):
     """Checks proposed citations against the project's files (used by governance)."""
 
     def __init__(
@@ -101,9 +101,7 @@ class CitationResolver:
         is_protected: Callable[[Path], bool],
         seen: frozenset[str] | None = None,
     ) -> None:
-        self.root = Path(project_root)
-        self._real_root = Path(os.path.realpath(self.root))
-        self._is_protected = is_protected
+        super().__init__(project_root, is_protected)
         self._seen = seen
 
     def restricted_to(self, seen: Iterable[str]) -> CitationResolver:
@@ -116,21 +114,6 @@ class CitationResolver:
                 known.add(rel)
         return CitationResolver(self.root, self._is_protected, frozenset(known))
 
-    def refusal(self, raw: str) -> str | None:
-        """Why `raw` may not be cited (or read for a citation), or None."""
-        return self.relative(raw)[1]
-
-    def relative(self, raw: str) -> tuple[str | None, str | None]:
-        """(project-relative POSIX path, None) or (None, why it is refused)."""
-        candidate = Path(raw)
-        absolute = candidate if candidate.is_absolute() else self.root / candidate
-        real = Path(os.path.realpath(absolute))
-        if not real.is_relative_to(self._real_root):
-            return None, f"citation path {raw!r} is outside the project"
-        if self._is_protected(absolute) or self._is_protected(real):
-            return None, f"citation path {raw!r} is protected memory data"
-        return real.relative_to(self._real_root).as_posix(), None
-
     def resolve(self, cite: CitationIn) -> tuple[Citation | None, str | None]:
         rel, why = self.relative(cite.path)
         if rel is None:
@@ -140,7 +123,7 @@ class CitationResolver:
                 f"{rel} was not among the files this run saw (cite only files from the "
                 "project evidence or the stale entries shown)"
             )
-        lines = read_lines(self._real_root / rel)
+        lines = read_lines(self.real_root / rel)
         if lines is None:
             return None, f"cited file {rel} does not exist or is not a readable text file"
         if cite.end_line > len(lines):

@@ -14,8 +14,12 @@ everything else it raises `NotSimple`, and the caller takes the full path
   belongs to another scope, repeats an id, is of a newer version, is not UTF-8 JSON or
   holds git conflict markers; a journal with conflict markers or a line that is torn or
   does not match the record schema (the full path skips or refuses those);
-- an entry to show that has citations: its `stale`/`verification` need the staleness
-  checker (citations.py, pydantic), so the full path computes them.
+
+An entry with citations is shown with the same `stale` and `verification` as views.py
+gives: both paths run the one staleness rule (staleness.py, on plain citation data here:
+citation_text.PlainCitation), with the same refusal of paths outside the project or in
+protected memory data (citation_text.CitationPaths with protection.PathGuard). The checker
+is kept per reader, so a language server re-reads a cited file only when its stat changed.
 
 So the quick path is never less strict than the full one; at worst it is not quick.
 Like the full path it reads without the store lock: writers replace the store
@@ -35,18 +39,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from invincat_server.runtime.memory.citation_text import (
+    MAX_CITATIONS,
+    CitationPaths,
+    PlainCitation,
+    citation_label,
+)
 from invincat_server.runtime.memory.conflicts import conflict_marker_line
 from invincat_server.runtime.memory.paths import StoreFiles, store_files
+from invincat_server.runtime.memory.staleness import StalenessChecker
 
 SCOPES = ("user", "project")
 STORE_VERSION = 1
 HOT_MIN, WARM_MIN = 70, 30
 MAX_SECTION, MAX_CONTENT, MAX_SCORE_REASON = 80, 500, 200
-MAX_CITATIONS = 5
 # ASCII digits and a true end of string: stricter than the models' pattern, never looser.
 _ID = re.compile(r"mem_([up])_[0-9]{6,}")
 _PREFIX = {"user": "u", "project": "p"}
 _INT_LIMIT = 2**63  # pydantic reads larger JSON ints too; not worth trusting here
+
+__all__ = ["MemoryReader", "NotSimple", "citation_label", "entry", "read_journal", "read_store"]
 
 Check = Callable[[Any], Any]
 Fields = tuple[tuple[str, Any, Check], ...]
@@ -57,12 +69,6 @@ _REQUIRED = object()
 FULL_READ_ENV = "INVINCAT_TEST_MEMORY_FULL_READ"
 """Test-only: `1` makes the front ends skip this reader, so tests can compare its output
 with the full path's through the real CLI and language server."""
-
-
-def citation_label(citation: dict[str, Any]) -> str:
-    """`Citation.label()` of a citation dict (the terminal prints it; Citation uses it)."""
-    path, start, end = citation["path"], citation["start_line"], citation["end_line"]
-    return f"{path} line {start}" if start == end else f"{path} lines {start}-{end}"
 
 
 class NotSimple(Exception):
@@ -326,13 +332,6 @@ def _scopes(scope: str | None) -> tuple[str, ...]:
     return (scope,)
 
 
-def _shown(data: dict[str, Any]) -> dict[str, Any]:
-    """`views.entry_view` for an entry without citations (with them: not simple)."""
-    _need("citations" not in data)
-    data["stale"] = False
-    return data
-
-
 class MemoryReader:
     """Read-only views of one user dir and one project, as views.py builds them."""
 
@@ -341,6 +340,32 @@ class MemoryReader:
             str(scope): files
             for scope, files in store_files(Path(home), Path(project_root)).items()
         }
+        self._home, self._root = Path(home), Path(project_root)
+        self._staleness: StalenessChecker | None = None
+
+    def checker(self) -> StalenessChecker:
+        """The staleness checker, built on the first cited entry (uncited stores never pay
+        for the path guard) and kept, so its stat cache serves later reads."""
+        if self._staleness is None:
+            # protection.py is pydantic-free but not free to import (shlex, glob).
+            from invincat_server.runtime.memory.protection import PathGuard
+
+            guard = PathGuard(self._home, self._root)
+            paths = CitationPaths(self._root, guard.is_protected)
+            self._staleness = StalenessChecker(self._root, paths.refusal)
+        return self._staleness
+
+    def _shown(self, data: dict[str, Any]) -> dict[str, Any]:
+        """`views.entry_view`: as stored, plus `stale` and, when cited, `verification`."""
+        citations = data.get("citations")
+        verdict = None
+        if citations:
+            cited = [PlainCitation(dict(c)) for c in citations]
+            verdict = self.checker().check(data["id"], cited)
+        data["stale"] = bool(verdict is not None and verdict.stale)
+        if verdict is not None:
+            data["verification"] = verdict.to_json()
+        return data
 
     def store_paths(self) -> dict[str, str]:
         return {scope: str(files.store) for scope, files in self.files.items()}
@@ -356,7 +381,7 @@ class MemoryReader:
                     continue
                 if tier is not None and data["tier"] != tier:
                     continue
-                found.append(_shown(data))
+                found.append(self._shown(data))
         return found
 
     def list_view(
@@ -376,7 +401,7 @@ class MemoryReader:
         history = [r for r in read_journal(files.journal) if touches(r, entry_id)]
         if found is None and not history:
             return None
-        return {"entry": _shown(found) if found is not None else None, "history": history}
+        return {"entry": self._shown(found) if found is not None else None, "history": history}
 
     def log_view(self, scope: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """`views.log_view`: journal records, newest first."""

@@ -240,7 +240,10 @@ class MemoryService:
                     "op": "update",
                     "scope": "project",
                     "id": entry.id,
-                    "citations": [c.model_dump(include=fields) for c in verdict.reanchored()],
+                    "citations": [
+                        {k: v for k, v in c.to_json().items() if k in fields}
+                        for c in verdict.reanchored()
+                    ],
                     "reason": "; ".join(c.change or "" for c in verdict.checks if c.change),
                 }
             )

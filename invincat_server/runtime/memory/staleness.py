@@ -14,18 +14,22 @@ Verdicts:
 - `missing`: the file is gone (or no longer a readable text file) and the text was not
   found elsewhere.
 `changed` and `missing` make the entry stale.
+
+No pydantic here: the rule works on any `CitedRange`, the service's `Citation` model or
+the quick reader's `PlainCitation` (citation_text.py), so `memory list|show` give the same
+verdicts through both read paths (issue 15).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Protocol, Self
 
-from invincat_server.runtime.memory.citations import Citation, read_lines, text_hash
+from invincat_server.runtime.memory.citation_text import read_lines, text_hash
 
 CheckState = Literal["fresh", "moved", "changed", "missing"]
 StatKey = tuple[int, int, int, int] | None
@@ -35,6 +39,24 @@ StatKey = tuple[int, int, int, int] | None
 RENAME_SEARCH_MAX_FILES = 5_000
 RENAME_SEARCH_MAX_BYTES = 512 * 1024
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".invincat"})
+
+
+class CitedRange(Protocol):
+    """What the check needs of a citation (`Citation` and `PlainCitation` both are one)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def anchor(self) -> str: ...
+    def label(self) -> str: ...
+    def moved_to(self, path: str, start_line: int, end_line: int) -> Self: ...
+    def to_json(self) -> dict[str, Any]: ...
 
 
 def stat_key(path: Path) -> StatKey:
@@ -47,9 +69,9 @@ def stat_key(path: Path) -> StatKey:
 
 @dataclass(frozen=True)
 class CitationCheck:
-    citation: Citation
+    citation: CitedRange
     state: CheckState
-    current: Citation | None = None
+    current: CitedRange | None = None
     """For `moved`: where the text is now (path, lines, same hash)."""
     change: str | None = None
     """For anything but `fresh`: what happened, in words for the model and the user."""
@@ -60,11 +82,11 @@ class CitationCheck:
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
-            "citation": self.citation.model_dump(mode="json"),
+            "citation": self.citation.to_json(),
             "state": self.state,
         }
         if self.current is not None:
-            data["current"] = self.current.model_dump(mode="json")
+            data["current"] = self.current.to_json()
         if self.change:
             data["change"] = self.change
         return data
@@ -92,7 +114,7 @@ class EntryCheck:
         changes = [c.change for c in self.checks if c.stale and c.change]
         return ("may be stale: " + "; ".join(changes)) if changes else None
 
-    def reanchored(self) -> list[Citation]:
+    def reanchored(self) -> list[CitedRange]:
         """The citations with moved ones at their new place."""
         return [c.current if c.state == "moved" and c.current else c.citation for c in self.checks]
 
@@ -109,7 +131,7 @@ class EntryCheck:
         return data
 
 
-def _find_window(lines: list[str], citation: Citation) -> int | None:
+def _find_window(lines: list[str], citation: CitedRange) -> int | None:
     """0-based start of the cited text in `lines`, nearest to the old range, or None.
 
     Only windows that contain a line matching the anchor are hashed, so a search costs
@@ -157,13 +179,13 @@ class StalenessChecker:
         self._verdicts: dict[tuple[str, int, int, str], tuple[StatKey, CitationCheck]] = {}
         # The fast path: per entry, its citations and their files' stat keys at the last
         # check. When both match, the entry's verdict is reused without building anything.
-        self._entries: dict[str, tuple[list[Citation], tuple[StatKey, ...], EntryCheck]] = {}
+        self._entries: dict[str, tuple[Sequence[CitedRange], tuple[StatKey, ...], EntryCheck]] = {}
         self._abs: dict[str, str] = {}
         self._lock = threading.Lock()
         self.reads = 0
         """Files read to check citations (tests and the benchmark look at it)."""
 
-    def check_citation(self, citation: Citation) -> CitationCheck:
+    def check_citation(self, citation: CitedRange) -> CitationCheck:
         key = stat_key(self.root / citation.path)
         cache_key = (citation.path, citation.start_line, citation.end_line, citation.sha256)
         with self._lock:
@@ -185,7 +207,7 @@ class StalenessChecker:
             return None
         return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
-    def check(self, entry_id: str, citations: list[Citation]) -> EntryCheck | None:
+    def check(self, entry_id: str, citations: Sequence[CitedRange]) -> EntryCheck | None:
         if not citations:
             return None
         keys = tuple(self._stat(c.path) for c in citations)
@@ -198,7 +220,7 @@ class StalenessChecker:
             self._entries[entry_id] = (citations, keys, verdict)
         return verdict
 
-    def _compute(self, citation: Citation, key: StatKey) -> CitationCheck:
+    def _compute(self, citation: CitedRange, key: StatKey) -> CitationCheck:
         refused = self._allowed(citation.path) if self._allowed is not None else None
         if refused is not None:
             return CitationCheck(citation, "missing", None, refused)
@@ -220,9 +242,7 @@ class StalenessChecker:
             return CitationCheck(citation, "fresh")
         found = _find_window(lines, citation)
         if found is not None:
-            current = citation.model_copy(
-                update={"start_line": found + 1, "end_line": found + 1 + end - start}
-            )
+            current = citation.moved_to(citation.path, found + 1, found + 1 + end - start)
             return CitationCheck(
                 citation, "moved", current, f"{citation.label()} moved to {current.label()}"
             )
@@ -232,7 +252,7 @@ class StalenessChecker:
             change = f"{citation.label()} changed"
         return CitationCheck(citation, "changed", None, change)
 
-    def _search_renamed(self, citation: Citation) -> Citation | None:
+    def _search_renamed(self, citation: CitedRange) -> CitedRange | None:
         """The cited text in another file of the project (a rename or move), or None."""
         if not citation.anchor:
             return None
@@ -253,11 +273,7 @@ class StalenessChecker:
             found = _find_window(lines, citation)
             if found is not None:
                 size = citation.end_line - citation.start_line
-                return citation.model_copy(
-                    update={
-                        "path": candidate.relative_to(self.root).as_posix(),
-                        "start_line": found + 1,
-                        "end_line": found + 1 + size,
-                    }
+                return citation.moved_to(
+                    candidate.relative_to(self.root).as_posix(), found + 1, found + 1 + size
                 )
         return None
