@@ -9,7 +9,6 @@ Both read paths use it: the service's models (citations.py wraps it in `Citation
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,6 +29,8 @@ def citation_label(citation: dict[str, Any]) -> str:
 def text_hash(lines: Sequence[str]) -> str:
     """sha256 of the cited lines joined by `\\n` (line endings and trailing blanks ignored,
     so a CRLF checkout or an editor trimming spaces does not make evidence stale)."""
+    import hashlib  # here, not at the top: a read of an uncited store never hashes (2 ms)
+
     joined = "\n".join(line.rstrip() for line in lines)
     return hashlib.sha256(joined.encode("utf-8")).hexdigest()
 

@@ -37,17 +37,18 @@ import math
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.memory.citation_text import (
     MAX_CITATIONS,
-    CitationPaths,
     PlainCitation,
     citation_label,
 )
 from invincat_server.runtime.memory.conflicts import conflict_marker_line
 from invincat_server.runtime.memory.paths import StoreFiles, store_files
-from invincat_server.runtime.memory.staleness import StalenessChecker
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.memory.staleness import StalenessChecker
 
 SCOPES = ("user", "project")
 STORE_VERSION = 1
@@ -347,8 +348,11 @@ class MemoryReader:
         """The staleness checker, built on the first cited entry (uncited stores never pay
         for the path guard) and kept, so its stat cache serves later reads."""
         if self._staleness is None:
-            # protection.py is pydantic-free but not free to import (shlex, glob).
+            # Pydantic-free, but not free to import (shlex, glob, dataclasses: ~10 ms), so
+            # only when a store has cited entries.
+            from invincat_server.runtime.memory.citation_text import CitationPaths
             from invincat_server.runtime.memory.protection import PathGuard
+            from invincat_server.runtime.memory.staleness import StalenessChecker
 
             guard = PathGuard(self._home, self._root)
             paths = CitationPaths(self._root, guard.is_protected)
