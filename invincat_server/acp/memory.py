@@ -5,10 +5,17 @@ The same operations and result shapes as the language server's `invincat/memory/
 goes through governance and the journal with actor `user`; a change that touched a store
 is announced with the `_invincat/memory/changed` notification. Runs in a worker thread
 (the service is synchronous: file locks, fsync).
+
+The reads (`list`, `show`, `log`) go through the quick reader (runtime/memory/reader.py),
+like the CLI's and the language server's: the same JSON, without validating every entry
+with the models. Whenever it cannot vouch for the files (damage, a conflict) or the
+service reports a store problem, the service answers as before.
 """
 
 from __future__ import annotations
 
+import os
+import weakref
 from typing import Any, Literal
 
 from acp import RequestError
@@ -101,6 +108,27 @@ def call_memory_method(
         ) from None
 
 
+_READERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""One quick reader per MemoryService, kept so its staleness checker's stat cache serves
+later reads (a new reader would re-read and re-hash every cited file)."""
+_FULL = object()
+
+
+def _quick(service: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    """The quick reader's view for `service`'s stores, or `_FULL` (the service answers)."""
+    from invincat_server.runtime.memory.reader import FULL_READ_ENV, MemoryReader, NotSimple
+
+    if os.environ.get(FULL_READ_ENV) == "1" or service.problems():
+        return _FULL
+    reader = _READERS.get(service)
+    if reader is None:
+        reader = _READERS[service] = MemoryReader(service.home, service.project_root)
+    try:
+        return getattr(reader, method)(*args, **kwargs)
+    except (NotSimple, OSError):
+        return _FULL
+
+
 def _dispatch(
     service: Any, method: str, params: dict[str, Any]
 ) -> tuple[dict[str, Any], list[tuple[str, list[str]]]]:
@@ -108,12 +136,16 @@ def _dispatch(
 
     if method == "invincat/memory/list":
         p = _parse(ListParams, method, params)
-        return views.list_view(
-            service, p.scope, include_archived=p.include_archived, tier=p.tier
-        ), []
+        kwargs = {"include_archived": p.include_archived, "tier": p.tier}
+        listed = _quick(service, "list_view", p.scope, **kwargs)
+        if listed is _FULL:
+            listed = views.list_view(service, p.scope, **kwargs)
+        return listed, []
     if method == "invincat/memory/show":
         p = _parse(ShowParams, method, params)
-        view = views.show_view(service, p.id)
+        view = _quick(service, "show_view", p.id)
+        if view is _FULL:
+            view = views.show_view(service, p.id)
         if view is None:
             raise RequestError(
                 UNKNOWN_MEMORY,
@@ -123,7 +155,10 @@ def _dispatch(
         return view, []
     if method == "invincat/memory/log":
         p = _parse(LogParams, method, params)
-        return {"records": views.log_view(service, p.scope, p.limit)}, []
+        records = _quick(service, "log_view", p.scope, p.limit)
+        if records is _FULL:
+            records = views.log_view(service, p.scope, p.limit)
+        return {"records": records}, []
     if method == "invincat/memory/apply":
         p = _parse(ApplyParams, method, params)
         bad = [str(i) for i, op in enumerate(p.operations) if not isinstance(op.get("op"), str)]

@@ -72,3 +72,36 @@ async def test_bad_memory_params_are_clear_errors(agent: Agent) -> None:
             assert exc.code == code, (method, exc)
         else:
             raise AssertionError(f"{method} {params} succeeded")
+
+
+async def test_reads_of_cited_entries_are_the_services_views(
+    agent: Agent, workspace: Path, invincat_home: Path
+) -> None:
+    """list/show/log go through the quick reader (acp/memory.py): the same JSON as the
+    service's views, stale verdicts included, for fresh, changed and missing citations."""
+    from invincat_server.runtime.memory import MemoryService, views
+
+    conn, sid = agent.conn, agent.session_id
+    for name in ("a.md", "b.md", "c.md"):
+        (workspace / name).write_text(f"# {name}\nthe rule in {name}\n")
+    operations = [
+        _create(f"Follow the rule written in {name}")
+        | {"citations": [{"path": name, "start_line": 2, "end_line": 2}]}
+        for name in ("a.md", "b.md", "c.md")
+    ]
+    created = await conn.ext_method(
+        "invincat/memory/apply", {"sessionId": sid, "scope": "project", "operations": operations}
+    )
+    assert len(created["applied"]) == 3, created
+    (workspace / "b.md").write_text("# b.md\nanother rule\n")
+    (workspace / "c.md").unlink()
+
+    full = MemoryService(invincat_home, workspace)
+    listed = await conn.ext_method("invincat/memory/list", {"sessionId": sid})
+    assert listed == views.list_view(full)
+    assert [i["stale"] for i in listed["items"]] == [False, True, True]
+    for item in listed["items"]:
+        shown = await conn.ext_method("invincat/memory/show", {"sessionId": sid, "id": item["id"]})
+        assert shown == views.show_view(full, item["id"])
+    log = await conn.ext_method("invincat/memory/log", {"sessionId": sid, "limit": 5})
+    assert log == {"records": views.log_view(full, None, 5)}
