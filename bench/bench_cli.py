@@ -1,7 +1,9 @@
 """Benchmark: how fast the `invincat` command line starts, and a one-shot turn vs Codex CLI.
 
 1. Wall time of `invincat --help`, `--version`, `threads list`, `memory list|show|log`
-   (one saved thread, one memory entry), next to `python -c pass` in the same run.
+   (one saved thread, one memory entry), next to `python -c pass` in the same run; then
+   `memory list|show` on a store whose 20 entries each cite a file (one of them changed
+   since, so its entry is stale), as real stores do.
 2. `invincat chat --yes --json` one-shot, five tool calls and an answer against the fake
    server, cold and with the warm chat server (INVINCAT_WARM=1, already started by an
    uncounted first run; docs/warm-server.md), next to OpenAI's Codex CLI (`codex exec`,
@@ -103,13 +105,49 @@ def seed(home: Path, project: Path, env: dict[str, str]) -> str:
     return str(json.loads(done.stdout)["applied"][0]["id"])
 
 
+CITED_ENTRIES = 20
+
+
+def seed_cited(project: Path, env: dict[str, str]) -> str:
+    """A project store of CITED_ENTRIES entries, each citing two lines of its own file; the
+    first file is then edited (a stale entry). Returns the first entry's id."""
+    operations = []
+    for i in range(CITED_ENTRIES):
+        (project / f"module_{i}.py").write_text(f"def step_{i}():\n    return {i}\n" * 20)
+        operations.append(
+            {
+                "op": "create",
+                "scope": "project",
+                "section": "Code",
+                "content": f"step_{i} in module_{i}.py returns its number ({i})",
+                "citations": [{"path": f"module_{i}.py", "start_line": 1, "end_line": 2}],
+            }
+        )
+    done = subprocess.run(
+        [INVINCAT, "memory", "apply", "--scope", "project", "-", "--cwd", str(project)],
+        input=json.dumps({"operations": operations}),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    applied = json.loads(done.stdout)["applied"]
+    assert len(applied) == CITED_ENTRIES, done.stdout
+    (project / "module_0.py").write_text("def step_0():\n    return -1\n")
+    return str(applied[0]["id"])
+
+
 def bench_commands(runs: int, tmp: Path) -> None:
     home, project = tmp / "cli-home", tmp / "cli-project"
     home.mkdir()
     (project / ".git").mkdir(parents=True)
     env = {**os.environ, "INVINCAT_HOME": str(home)}
     entry = seed(home, project, env)
+    cited_project = tmp / "cli-cited"
+    (cited_project / ".git").mkdir(parents=True)
+    cited = seed_cited(cited_project, env)
     at = ["--cwd", str(project)]
+    cited_at = ["--cwd", str(cited_project)]
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "invincat --help": [INVINCAT, "--help"],
@@ -118,6 +156,8 @@ def bench_commands(runs: int, tmp: Path) -> None:
         "invincat memory list": [INVINCAT, "memory", "list", *at],
         "invincat memory show ID": [INVINCAT, "memory", "show", entry, *at],
         "invincat memory log": [INVINCAT, "memory", "log", *at],
+        f"memory list ({CITED_ENTRIES} cited)": [INVINCAT, "memory", "list", *cited_at],
+        "memory show ID (cited)": [INVINCAT, "memory", "show", cited, *cited_at],
     }
     walls: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):  # interleaved, so load changes hit every command alike

@@ -13,7 +13,9 @@
    pending approval, memory entries), `invincat/memory/list`, `threads/list`,
    `threads/history` and `pendingApprovals` sent right after `initialize` is answered:
    time from that answer to each answer, p50 / p95 over fresh servers, against the bare
-   pygls server's answer to a trivial request (`shutdown`) sent the same way. Then spawn →
+   pygls server's answer to a trivial request (`shutdown`) sent the same way; and
+   `memory/list` alone on a second workspace whose 20 entries each cite a file (one since
+   changed: a stale entry), as real stores do. Then spawn →
    first `message_delta` of a chat sent right after `initialized`, against the bare
    server's spawn → `initialize` and against `python -c "import langchain_openai"`.
 
@@ -351,6 +353,50 @@ async def seed_workspace(server: FakeOpenAIServer, env: dict[str, str], workspac
         await stop_client(client)
 
 
+CITED_ENTRIES = 20
+
+
+async def seed_cited_workspace(env: dict[str, str], workspace: Path) -> None:
+    """CITED_ENTRIES project entries, each citing two lines of its own file; the first
+    file is then edited, so its entry is stale."""
+    operations = []
+    for i in range(CITED_ENTRIES):
+        (workspace / f"module_{i}.py").write_text(f"def step_{i}():\n    return {i}\n" * 20)
+        operations.append(
+            {
+                "op": "create",
+                "scope": "project",
+                "section": "Code",
+                "content": f"step_{i} in module_{i}.py returns its number ({i})",
+                "citations": [{"path": f"module_{i}.py", "start_line": 1, "end_line": 2}],
+            }
+        )
+    client = await start_client(env, workspace, "visual-studio-code")
+    try:
+        applied = await client.request(
+            "invincat/memory/apply", {"scope": "project", "operations": operations}
+        )
+        assert len(applied["applied"]) == CITED_ENTRIES, applied
+    finally:
+        await stop_client(client)
+    (workspace / "module_0.py").write_text("def step_0():\n    return -1\n")
+
+
+async def memory_list_answer(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds from `initialize` answered to the `invincat/memory/list` answer."""
+    raw = await RawServer.spawn(cmd, env, cwd)
+    try:
+        answered = await raw.initialize(cwd)
+        raw.send("initialized", {}, notify=True)
+        msg_id = raw.send("invincat/memory/list", {})
+        await raw.until(lambda: msg_id in raw.answers)
+        result = raw.answers[msg_id][1]["result"]
+        assert sum(item["stale"] for item in result["items"]) == 1, result
+        return raw.answers[msg_id][0] - answered
+    finally:
+        await raw.kill()
+
+
 async def startup_answers(
     cmd: list[str], env: dict[str, str], cwd: Path, thread_id: str
 ) -> dict[str, float]:
@@ -414,18 +460,25 @@ async def bench_startup(
     cmd: list[str], runs: int, server: FakeOpenAIServer, env: dict[str, str], workspace: Path
 ) -> None:
     thread_id = await seed_workspace(server, env, workspace)
+    cited_workspace = workspace.parent / "cited"
+    (cited_workspace / ".git").mkdir(parents=True)
+    await seed_cited_workspace(env, cited_workspace)
     answers: dict[str, list[float]] = {name: [] for name in STARTUP_REQUESTS}
     trivial: list[float] = []
+    cited: list[float] = []
     for _ in range(runs):  # interleaved, so machine noise hits both alike
         for name, seconds in (await startup_answers(cmd, env, workspace, thread_id)).items():
             answers[name].append(seconds)
         trivial.append(await trivial_answer(env, workspace))
+        cited.append(await memory_list_answer(cmd, env, cited_workspace))
     base = statistics.median(trivial)
     print(f"initialize answered → answer, requests sent at once (fresh server each, {runs} runs)")
     print(row("bare pygls: shutdown", trivial, 95))
     for name in STARTUP_REQUESTS:
         ratio = f"   {statistics.median(answers[name]) / base:6.1f}x   (target p95 ≤ 150 ms)"
         print(row(f"invincat/{name}", answers[name], 95, ratio))
+    ratio = f"   {statistics.median(cited) / base:6.1f}x   (target p95 ≤ 150 ms)"
+    print(row(f"memory/list, {CITED_ENTRIES} cited", cited, 95, ratio))
 
     deltas, inits, imports = [], [], []
     for _ in range(runs):
