@@ -68,7 +68,12 @@ export interface Session {
   workspace: string;
   artifacts: string;
   fake: FakeModel;
+  /** The window the steps drive (openWindow replaces it). */
   page: Page;
+  /** Open `target` (a folder or a `.code-workspace` file) in a new window of the same
+   * code-server, as File > Open Workspace does, and close the current one (its unsaved
+   * buffers are dropped without the "leave page?" prompt). `page` is the new window. */
+  openWindow(target: string): Promise<Page>;
   /** Take a screenshot named `NN-name.png` into the artifacts folder. */
   screenshot(name: string): Promise<string>;
   /** Print what the server and the model saw (the tail of the Invincat output channel, the
@@ -259,23 +264,33 @@ export async function startSession(options: StartOptions): Promise<Session> {
     });
     const context = await browser.newContext({ viewport: { width: 1600, height: 1100 } });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
-    const page = await context.newPage();
-    page.setDefaultTimeout(30_000);
     const consoleLog = fs.createWriteStream(path.join(artifacts, "browser-console.log"));
-    page.on("console", (message) => consoleLog.write(`[${message.type()}] ${message.text()}\n`));
-    await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`, { timeout: 60_000 });
+    const open = async (query: string): Promise<Page> => {
+      const opened = await context.newPage();
+      opened.setDefaultTimeout(30_000);
+      opened.on("console", (message) => consoleLog.write(`[${message.type()}] ${message.text()}\n`));
+      await opened.goto(`${url}/?${query}`, { timeout: 60_000 });
+      return opened;
+    };
 
     let shots = 0;
-    return {
+    const session: Session = {
       dir,
       workspace,
       artifacts,
       fake: started.fake,
-      page,
+      page: await open(`folder=${encodeURIComponent(workspace)}`),
+      async openWindow(target: string) {
+        const previous = session.page;
+        const kind = target.endsWith(".code-workspace") ? "workspace" : "folder";
+        session.page = await open(`${kind}=${encodeURIComponent(target)}`);
+        await previous.close({ runBeforeUnload: false });
+        return session.page;
+      },
       async screenshot(name: string) {
         shots += 1;
         const file = path.join(artifacts, `${String(shots).padStart(2, "0")}-${name}.png`);
-        await page.screenshot({ path: file, timeout: 15_000 });
+        await session.page.screenshot({ path: file, timeout: 15_000 });
         return file;
       },
       async diagnose() {
@@ -283,6 +298,7 @@ export async function startSession(options: StartOptions): Promise<Session> {
       },
       stop,
     };
+    return session;
   } catch (error) {
     await stop();
     throw error;

@@ -409,3 +409,89 @@ test("VS Code extension end to end", { timeout: 480_000 }, async (t) => {
   });
 
 });
+
+/**
+ * A multi-root window: a `.code-workspace` with two folders, each its own git repository
+ * and so its own project on the server. Last, because it replaces the window (the one-folder
+ * window above is closed).
+ */
+test("VS Code multi-root window end to end", { timeout: 360_000 }, async (t) => {
+  const root = path.join(session.dir, "multi");
+  const alpha = path.join(root, "alpha");
+  const beta = path.join(root, "beta");
+  for (const [folder, file, text] of [
+    [alpha, "alpha_notes.txt", "alpha: the first project\n"],
+    [beta, "beta_todo.txt", "beta: ship the release notes\n"],
+  ]) {
+    fs.mkdirSync(path.join(folder, ".git"), { recursive: true });
+    fs.writeFileSync(path.join(folder, file), text);
+  }
+  const workspaceFile = path.join(root, "multi.code-workspace");
+  fs.writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: "alpha" }, { path: "beta" }] }, null, 2));
+  const SUMMARY = "Release notes: to be written.\n";
+
+  await step(t, "multi-root: a chat about the second folder's file writes in the second folder and names it", async () => {
+    const page = await session.openWindow(workspaceFile);
+    await waitForWorkbench(page);
+    const chat = chatFrame(page);
+    await runCommand(page, "Invincat: Open Chat");
+    await chat.locator("#prompt").waitFor({ timeout: 60_000 });
+    await arrangeLayout(page);
+
+    await openFromExplorer(page, "beta_todo.txt", "beta");
+    await chat.locator(".chip.chip-currentFile", { hasText: "beta_todo.txt" }).waitFor({ timeout: 60_000 });
+    // The chat goes to the active editor's folder and says so.
+    await chat.locator(".project", { hasText: "beta" }).waitFor({ timeout: 60_000 });
+    await session.fake.addSteps([
+      call("write_file", { path: "summary.md", content: SUMMARY }),
+      { match: { ...MAIN, has_tool_result: true }, content: "Wrote summary.md next to beta_todo.txt." },
+    ]);
+    await sendPrompt(chat, "Summarise the todo in this file into summary.md.");
+    const card = chat.locator(".card.approval.kind-tool.state-pending", { hasText: "summary.md" });
+    await card.waitFor({ timeout: 60_000 });
+    await session.screenshot("multiroot-approval");
+    assert.equal(fs.existsSync(path.join(beta, "summary.md")), false, "nothing is written before the approval");
+    await card.locator('[data-action="approve"]').click();
+    await chat.locator(".entry.assistant", { hasText: "Wrote summary.md next to beta_todo.txt." }).waitFor({ timeout: 60_000 });
+    await chat.locator(".card.approval.kind-tool.state-resolved", { hasText: "summary.md" }).waitFor({ timeout: 60_000 });
+    const written = await until(
+      async () => (fs.existsSync(path.join(beta, "summary.md")) ? fs.readFileSync(path.join(beta, "summary.md"), "utf8") : undefined),
+      60_000,
+      "summary.md in the second folder",
+    );
+    assert.equal(written, SUMMARY);
+    assert.equal(fs.existsSync(path.join(alpha, "summary.md")), false, "the first folder got no file");
+    assert.equal(fs.existsSync(path.join(session.workspace, "summary.md")), false, "the earlier window's folder got no file");
+    // The model saw the second folder's file as the context.
+    const requests = await session.fake.requests();
+    const asked = requests.filter((r) => JSON.stringify(r.body).includes("Summarise the todo in this file"));
+    assert.ok(asked.some((r) => JSON.stringify(r.body).includes("beta_todo.txt")), "the active file went with the prompt");
+    assert.equal(await chat.locator(".project").innerText(), "beta");
+    await session.screenshot("multiroot-written");
+  });
+
+  await step(t, "multi-root: the memory view shows each folder's project memory and user memory once", async () => {
+    const page = session.page;
+    await runCommand(page, "Invincat: Focus on Memory View");
+    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Memory" }) }).first();
+    // The rows' labels (without the descriptions: "no memories", a count).
+    const rows = view.locator(".monaco-list-row .label-name");
+    await view.locator(".monaco-list-row", { hasText: "Project memory — alpha" }).waitFor({ timeout: 60_000 });
+    await view.locator(".monaco-list-row", { hasText: "Project memory — beta" }).waitFor({ timeout: 60_000 });
+    const isUser = (text: string): boolean => text === "User";
+    const labels = await until(
+      async () => {
+        const texts = (await rows.allInnerTexts()).map((text) => text.trim());
+        return texts.some(isUser) ? texts : undefined;
+      },
+      60_000,
+      "the User memory node",
+    ).catch(async (error: Error) => {
+      throw new Error(`${error.message}; the rows: ${JSON.stringify(await rows.allInnerTexts())}`);
+    });
+    assert.equal(labels.filter(isUser).length, 1, `user memory once: ${JSON.stringify(labels)}`);
+    assert.equal(labels.filter((text) => text.startsWith("Project memory — ")).length, 2, JSON.stringify(labels));
+    assert.ok(!labels.includes("Project"), `no one-folder "Project" node: ${JSON.stringify(labels)}`);
+    await session.screenshot("multiroot-memory");
+  });
+});

@@ -42,9 +42,18 @@ export async function sendPrompt(chat: FrameLocator, text: string): Promise<void
 
 /** Open a file from the explorer, pinned (not a preview tab). The explorer and the chat
  * share the side bar, so the chat is shown again afterwards (the file stays the active
- * editor; the chat's prompt has the keyboard focus). */
-export async function openFromExplorer(page: Page, name: string): Promise<void> {
+ * editor; the chat's prompt has the keyboard focus). In a multi-root window `folder` names
+ * the root the file is in; it is expanded first if the explorer shows it collapsed. */
+export async function openFromExplorer(page: Page, name: string, folder?: string): Promise<void> {
   await runCommand(page, "View: Show Explorer");
+  if (folder) {
+    const root = page.locator('.explorer-folders-view .monaco-list-row[aria-level="1"]', { hasText: folder }).first();
+    await root.waitFor({ timeout: 60_000 });
+    if ((await root.getAttribute("aria-expanded")) === "false") {
+      await root.click();
+      await page.locator('.explorer-folders-view .monaco-list-row[aria-level="1"][aria-expanded="true"]', { hasText: folder }).waitFor({ timeout: 60_000 });
+    }
+  }
   const row = page.locator(".explorer-folders-view .monaco-list-row", { hasText: name }).first();
   await row.dblclick();
   await page.locator(".tabs-container .tab.active", { hasText: name }).waitFor();
