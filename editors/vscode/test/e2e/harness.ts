@@ -281,10 +281,10 @@ export async function startSession(options: StartOptions): Promise<Session> {
       fake: started.fake,
       page: await open(`folder=${encodeURIComponent(workspace)}`),
       async openWindow(target: string) {
-        const previous = session.page;
+        // One window at a time, as File > Open Workspace replaces the window.
+        await session.page.close({ runBeforeUnload: false });
         const kind = target.endsWith(".code-workspace") ? "workspace" : "folder";
         session.page = await open(`${kind}=${encodeURIComponent(target)}`);
-        await previous.close({ runBeforeUnload: false });
         return session.page;
       },
       async screenshot(name: string) {
