@@ -354,9 +354,16 @@ function serverLogs(dir: string): string[] {
 
 /** Keep the server's logs with the screenshots (the session folder is deleted). */
 function copyServerLogs(dir: string, artifacts: string): void {
+  const taken = new Set<string>();
   for (const file of serverLogs(dir)) {
+    // Each window (openWindow) has its own logs under the same names.
+    let name = `server-${path.basename(file)}`;
+    for (let n = 2; taken.has(name); n += 1) {
+      name = `server-${n}-${path.basename(file)}`;
+    }
+    taken.add(name);
     try {
-      fs.copyFileSync(file, path.join(artifacts, `server-${path.basename(file)}`));
+      fs.copyFileSync(file, path.join(artifacts, name));
     } catch {
       // best effort: a missing log must not hide the test's own failure
     }

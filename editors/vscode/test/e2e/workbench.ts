@@ -120,3 +120,34 @@ export async function chooseFromContextMenu(page: Page, row: Locator, item: stri
   await entry.click();
   await entry.waitFor({ state: "detached" });
 }
+
+/**
+ * Wait until the explorer shows every root folder of a multi-root window. VS Code in the
+ * browser now and then opens a `.code-workspace` as an empty workspace ("No Folder Opened",
+ * the extension gets no folders) on this loaded machine; the file is fine and a reload
+ * reads it, so an empty explorer is reloaded (at most twice) instead of waited on.
+ */
+export async function waitForFolders(page: Page, names: string[], describe: () => string): Promise<void> {
+  const roots = page.locator('.explorer-folders-view .monaco-list-row[aria-level="1"]');
+  const empty = page.locator(".part.sidebar", { hasText: "You have not yet added a folder to the workspace" });
+  for (let attempt = 0; ; attempt += 1) {
+    await runCommand(page, "View: Show Explorer");
+    const shown = await until(
+      async () => ((await empty.count()) > 0 ? "empty" : (await roots.count()) >= names.length ? "roots" : undefined),
+      60_000,
+      `the explorer to show the folders ${names.join(", ")} (${describe()})`,
+    );
+    if (shown === "roots") {
+      break;
+    }
+    if (attempt >= 2) {
+      throw new Error(`the window opened no folder ${attempt + 1} times (${describe()})`);
+    }
+    console.log(`# the window opened no folder; reloading it (${describe()})`);
+    await page.reload({ timeout: 60_000 });
+    await waitForWorkbench(page);
+  }
+  for (const name of names) {
+    await roots.filter({ hasText: name }).first().waitFor({ timeout: 60_000 });
+  }
+}
