@@ -140,7 +140,17 @@ export async function waitForFolders(page: Page, names: string[], describe: () =
     if (shown === "roots") {
       break;
     }
-    if (attempt >= 2) {
+    // The empty text may be what the explorer shows while the workspace's folders are
+    // still being resolved: give the roots time to come before reloading.
+    const late = await until(
+      async () => ((await roots.count()) >= names.length ? true : undefined),
+      30_000,
+      "the folders to replace the empty explorer",
+    ).catch(() => false);
+    if (late) {
+      break;
+    }
+    if (attempt >= 4) {
       throw new Error(`the window opened no folder ${attempt + 1} times (${describe()})`);
     }
     console.log(`# the window opened no folder; reloading it (${describe()})`);
