@@ -30,6 +30,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,17 +115,21 @@ _MEMORY = (
 )
 
 
-def _import(names: tuple[str, ...]) -> None:
+def _import(names: tuple[str, ...], before_each: Callable[[], object] | None = None) -> None:
     for name in names:
+        if before_each is not None:
+            before_each()
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:
             log.debug("preload skipped %s: %s", name, exc)
 
 
-def import_stack(stop: threading.Event) -> float:
+def import_stack(stop: threading.Event, wait_idle: Callable[[], object] | None = None) -> float:
     """Import the agent stack so that `Session.open()` finds it all in sys.modules; the
-    seconds it took. Once per process (lsp/projects.py shares it between projects)."""
+    seconds it took. Once per process (lsp/projects.py shares it between projects).
+    `wait_idle` is called before each module: the requests a user waits for go first
+    (lsp/foreground.py)."""
     delay = os.environ.get(STACK_DELAY_ENV)
     if delay and stop.wait(float(delay)):
         return 0.0  # the server is closing: a worker thread must not hold up its exit
@@ -132,8 +137,8 @@ def import_stack(stop: threading.Event) -> float:
 
     began = time.perf_counter()
     with bulk_import():  # no full GC passes over the ~200,000 objects it loads
-        _import(_MEMORY)
-        _import(_STACK)
+        _import(_MEMORY, wait_idle)
+        _import(_STACK, wait_idle)
     return time.perf_counter() - began
 
 

@@ -119,7 +119,9 @@ class Projects:
     async def load_stack(self) -> float:
         """Import the agent stack once for every project; seconds it took."""
         if self._stack is None:
-            self._stack = asyncio.ensure_future(asyncio.to_thread(import_stack, self._stop))
+            self._stack = asyncio.ensure_future(
+                asyncio.to_thread(import_stack, self._stop, self._ls.foreground.wait_idle)
+            )
         # Shielded: a project closed while it waits must not cancel the others' import.
         return await asyncio.shield(self._stack)
 

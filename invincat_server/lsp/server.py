@@ -32,6 +32,7 @@ from invincat_server import __version__
 from invincat_server.lsp.code_action_settings import CodeActionSettings
 from invincat_server.lsp.documents import EditorDocuments
 from invincat_server.lsp.envelope import InvalidMessage, check_envelope, check_top_level
+from invincat_server.lsp.foreground import Foreground
 from invincat_server.lsp.listener import OneEditor
 from invincat_server.lsp.log import configure_logging
 from invincat_server.lsp.memory_sync import MemorySync
@@ -186,6 +187,7 @@ class InvincatLanguageServer(LanguageServer):
         # Not `progress`: that is pygls' own $/progress method on LanguageServer.
         self.turn_progress = TurnProgress(self)
         self.memory_sync = MemorySync(self)
+        self.foreground = Foreground()
         self.code_action_settings = CodeActionSettings(self)
 
     def report_server_error(self, error: Exception, source: Any) -> None:

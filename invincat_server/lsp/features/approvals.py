@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pygls.lsp.server import LanguageServer
 
 from invincat_server.lsp.errors import request_handler
+from invincat_server.lsp.foreground import foreground
 from invincat_server.lsp.protocol import (
     PENDING_APPROVALS,
     RESOLVE_APPROVAL,
@@ -107,6 +108,7 @@ async def invincat_resolve_approval_command(ls: LanguageServer, *arguments: Any)
 
 
 @request_handler(PENDING_APPROVALS)
+@foreground
 async def invincat_pending_approvals(
     ls: InvincatLanguageServer, params: Any
 ) -> PendingApprovalsResult:

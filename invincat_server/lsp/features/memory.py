@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from invincat_server.lsp.errors import request_handler, rpc_error
+from invincat_server.lsp.foreground import foreground
 from invincat_server.lsp.protocol import (
     MEMORY_APPLY,
     MEMORY_LIST,
@@ -123,6 +124,7 @@ def _announce(ls: InvincatLanguageServer, host: SessionHost, report: BatchReport
 
 
 @request_handler(MEMORY_LIST)
+@foreground
 async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> MemoryListResult:
     request = parse_params(MemoryListParams, params, MEMORY_LIST)
     host = ls.projects.for_folder(request.folder, MEMORY_LIST)
@@ -150,6 +152,7 @@ async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> Memor
 
 
 @request_handler(MEMORY_SHOW)
+@foreground
 async def invincat_memory_show(ls: InvincatLanguageServer, params: Any) -> MemoryShowResult:
     request = parse_params(MemoryShowParams, params, MEMORY_SHOW)
     host = ls.projects.for_folder(request.folder, MEMORY_SHOW)
@@ -181,6 +184,7 @@ async def invincat_memory_apply(ls: InvincatLanguageServer, params: Any) -> dict
 
 
 @request_handler(MEMORY_LOG)
+@foreground
 async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> MemoryLogResult:
     request = parse_params(MemoryLogParams, params, MEMORY_LOG)
     request.check(MEMORY_LOG)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.lsp.errors import request_handler
+from invincat_server.lsp.foreground import foreground
 from invincat_server.lsp.protocol import (
     THREADS_DELETE,
     THREADS_HISTORY,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 
 @request_handler(THREADS_LIST)
+@foreground
 async def invincat_threads_list(ls: InvincatLanguageServer, params: Any) -> ThreadsListResult:
     request = parse_params(ThreadsListParams, params, THREADS_LIST)
     if request.folder is not None:
@@ -70,6 +72,7 @@ def _thread_info(t: Any) -> ThreadInfo:
 
 
 @request_handler(THREADS_HISTORY)
+@foreground
 async def invincat_threads_history(ls: InvincatLanguageServer, params: Any) -> ThreadsHistoryResult:
     request = parse_params(ThreadsHistoryParams, params, THREADS_HISTORY)
     _info, owner = await ls.projects.thread(request.thread_id)
