@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from bench_chat import steps as invincat_steps
+from cited_memory import CITED_ENTRIES, cited_operations, make_first_stale
 
 from invincat_server.runtime.records import Records
 from invincat_server.testing.fake_openai import FakeOpenAIServer
@@ -105,24 +106,10 @@ def seed(home: Path, project: Path, env: dict[str, str]) -> str:
     return str(json.loads(done.stdout)["applied"][0]["id"])
 
 
-CITED_ENTRIES = 20
-
-
 def seed_cited(project: Path, env: dict[str, str]) -> str:
     """A project store of CITED_ENTRIES entries, each citing two lines of its own file; the
     first file is then edited (a stale entry). Returns the first entry's id."""
-    operations = []
-    for i in range(CITED_ENTRIES):
-        (project / f"module_{i}.py").write_text(f"def step_{i}():\n    return {i}\n" * 20)
-        operations.append(
-            {
-                "op": "create",
-                "scope": "project",
-                "section": "Code",
-                "content": f"step_{i} in module_{i}.py returns its number ({i})",
-                "citations": [{"path": f"module_{i}.py", "start_line": 1, "end_line": 2}],
-            }
-        )
+    operations = cited_operations(project)
     done = subprocess.run(
         [INVINCAT, "memory", "apply", "--scope", "project", "-", "--cwd", str(project)],
         input=json.dumps({"operations": operations}),
@@ -133,7 +120,7 @@ def seed_cited(project: Path, env: dict[str, str]) -> str:
     )
     applied = json.loads(done.stdout)["applied"]
     assert len(applied) == CITED_ENTRIES, done.stdout
-    (project / "module_0.py").write_text("def step_0():\n    return -1\n")
+    make_first_stale(project)
     return str(applied[0]["id"])
 
 

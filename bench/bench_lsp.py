@@ -43,6 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the LSP test client lives in tests/lsp
 
+from cited_memory import CITED_ENTRIES, cited_operations, make_first_stale  # noqa: E402
 from lsprotocol import types  # noqa: E402
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer, responses  # noqa: E402
@@ -353,24 +354,10 @@ async def seed_workspace(server: FakeOpenAIServer, env: dict[str, str], workspac
         await stop_client(client)
 
 
-CITED_ENTRIES = 20
-
-
 async def seed_cited_workspace(env: dict[str, str], workspace: Path) -> None:
     """CITED_ENTRIES project entries, each citing two lines of its own file; the first
     file is then edited, so its entry is stale."""
-    operations = []
-    for i in range(CITED_ENTRIES):
-        (workspace / f"module_{i}.py").write_text(f"def step_{i}():\n    return {i}\n" * 20)
-        operations.append(
-            {
-                "op": "create",
-                "scope": "project",
-                "section": "Code",
-                "content": f"step_{i} in module_{i}.py returns its number ({i})",
-                "citations": [{"path": f"module_{i}.py", "start_line": 1, "end_line": 2}],
-            }
-        )
+    operations = cited_operations(workspace)
     client = await start_client(env, workspace, "visual-studio-code")
     try:
         applied = await client.request(
@@ -379,7 +366,7 @@ async def seed_cited_workspace(env: dict[str, str], workspace: Path) -> None:
         assert len(applied["applied"]) == CITED_ENTRIES, applied
     finally:
         await stop_client(client)
-    (workspace / "module_0.py").write_text("def step_0():\n    return -1\n")
+    make_first_stale(workspace)
 
 
 async def memory_list_answer(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
