@@ -1,7 +1,7 @@
 """`invincat chat PROMPT` through the warm chat server (INVINCAT_WARM=1; docs/warm-server.md).
 
-Hands this process's stdin, stdout and stderr, working directory, environment and
-arguments to a worker forked by the per-user server, relays Ctrl-C, and exits with the
+Hands this process's stdin, stdout and stderr, working directory, environment, umask
+and arguments to a worker forked by the per-user server, relays Ctrl-C, and exits with the
 worker's status. Loads no LangChain: the point is to skip those imports.
 
 Returns None whenever the server cannot be used before the command started (no server
@@ -114,7 +114,9 @@ def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket |
 
 def _run(conn: socket.socket, argv: list[str]) -> int | None:
     try:
-        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
+        mask = os.umask(0)  # the only way to read it; set back at once
+        os.umask(mask)
+        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": mask}
         data = encode(request)
         sent = socket.send_fds(conn, [data], [0, 1, 2])  # OSError if one of them is closed
         conn.sendall(data[sent:])

@@ -2,8 +2,8 @@
 forks one worker per `invincat chat PROMPT` (see docs/warm-server.md for the life cycle).
 
 A worker is the ordinary command line: it gets the client's stdin, stdout and stderr (the
-file descriptors themselves, passed over the socket), its working directory, environment
-and arguments, and runs `cli.main` exactly as a cold process would. Approvals, the thread
+file descriptors themselves, passed over the socket), its working directory, environment,
+umask and arguments, and runs `cli.main` exactly as a cold process would. Approvals, the thread
 and its records therefore go through the same code and the same threads.sqlite: nothing
 lives in the server but imported modules. Nothing here prints: the server's own output
 goes to a log file under $INVINCAT_HOME/run.
@@ -206,6 +206,8 @@ def _worker(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int
         os.dup2(fd, target)
     _reopen_stdio()
     os.chdir(str(request["cwd"]))
+    if isinstance(request.get("umask"), int):  # files it creates get the client's modes
+        os.umask(request["umask"] & 0o777)
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
     argv = [str(a) for a in request["argv"]]

@@ -33,12 +33,19 @@ class Result:
 
 
 def run_invincat(
-    args: list[str], env: dict[str, str], *, input: str = "", timeout: float = DEADLINE
+    args: list[str],
+    env: dict[str, str],
+    *,
+    input: str = "",
+    timeout: float = DEADLINE,
+    umask: int = -1,
 ) -> Result:
+    """`umask`: the process's file mode creation mask (-1: this process's)."""
     proc = subprocess.run(
         [INVINCAT, *args],
         env=env,
         input=input,
+        umask=umask,
         capture_output=True,
         text=True,
         timeout=timeout,

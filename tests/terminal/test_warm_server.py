@@ -79,7 +79,9 @@ def test_one_shot_turns_run_in_one_warm_server_with_a_private_socket(
     for n in (1, 2):
         fake_openai.add_steps([write_step(f"f{n}.txt", f"{n}\n"), {"content": f"wrote {n}"}])
         done = run_invincat(
-            ["chat", f"write {n}", "--yes", "--json", "--cwd", str(workspace)], warm_env
+            ["chat", f"write {n}", "--yes", "--json", "--cwd", str(workspace)],
+            warm_env,
+            umask=0o022,  # the server starts with this one
         )
         assert done.code == 0, done.stderr
         assert done.of_type("turn_end")[-1]["status"] == "completed"
@@ -90,6 +92,15 @@ def test_one_shot_turns_run_in_one_warm_server_with_a_private_socket(
     for private in (invincat_home / "run", sock.parent):
         assert os.stat(private).st_mode & 0o777 == 0o700
     assert os.stat(sock).st_mode & 0o777 == 0o600
+
+    # Files are created with the client's umask, not the server's (started with 022 here).
+    fake_openai.add_steps([write_step("private.txt", "p\n"), {"content": "wrote it"}])
+    done = run_invincat(
+        ["chat", "write it", "--yes", "--cwd", str(workspace)], warm_env, umask=0o077
+    )
+    assert done.code == 0, done.stderr
+    assert len(workers(invincat_home)) == 3  # the warm server ran it
+    assert os.stat(workspace / "private.txt").st_mode & 0o777 == 0o600
 
     # Exit status and stderr come back as from a cold run (an unknown thread: usage error).
     done = run_invincat(["chat", "hi", "--thread", "t_nope", "--cwd", str(workspace)], warm_env)
