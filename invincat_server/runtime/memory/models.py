@@ -23,24 +23,32 @@ from pydantic import (
 
 from invincat_server.runtime.memory.citations import MAX_CITATIONS, Citation
 
-Scope = Literal["user", "project"]
-Tier = Literal["hot", "warm", "cold"]
+# Re-exported: the store format's names stay importable from the models as before.
+from invincat_server.runtime.memory.schema import (  # noqa: F401
+    HOT_MIN,
+    ID_PREFIX,
+    MAX_CONTENT,
+    MAX_SCORE_REASON,
+    MAX_SECTION,
+    SCOPES,
+    STORE_VERSION,
+    WARM_MIN,
+    Scope,
+    Tier,
+    tier_for,
+)
+
 Status = Literal["active", "archived"]
 Confidence = Literal["low", "medium", "high"]
 InvalidMarker = Literal["wrong", "superseded", "outdated", "misleading"]
 
-SCOPES: tuple[Scope, ...] = ("user", "project")
-STORE_VERSION = 1
-HOT_MIN, WARM_MIN = 70, 30
 # The score an op gets when it names only a tier: the middle of the band, so a later
 # small rescore does not flip the tier by accident.
 REPRESENTATIVE_SCORE: dict[Tier, int] = {"hot": 85, "warm": 50, "cold": 15}
 DEFAULT_SCORE = 50
 
-_PREFIX: dict[Scope, str] = {"user": "u", "project": "p"}
 _ID_RE = re.compile(r"^mem_([up])_(\d{6,})$")
 ID_PATTERN = _ID_RE.pattern
-MAX_SECTION, MAX_CONTENT, MAX_SCORE_REASON = 80, 500, 200
 
 
 def now_iso() -> str:
@@ -48,16 +56,8 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-def tier_for(score: int) -> Tier:
-    if score >= HOT_MIN:
-        return "hot"
-    if score >= WARM_MIN:
-        return "warm"
-    return "cold"
-
-
 def make_id(scope: Scope, seq: int) -> str:
-    return f"mem_{_PREFIX[scope]}_{seq:06d}"
+    return f"mem_{ID_PREFIX[scope]}_{seq:06d}"
 
 
 def id_scope(entry_id: str) -> Scope | None:
@@ -135,7 +135,7 @@ class Entry(BaseModel):
     def _consistent(self) -> Entry:
         # The id's format was checked by the field pattern; compare the prefix letter only
         # (cheaper than a second regex on every entry of a large store).
-        if self.id[4] != _PREFIX[self.scope]:
+        if self.id[4] != ID_PREFIX[self.scope]:
             raise ValueError(f"id {self.id} does not belong to scope {self.scope!r}")
         if tier_for(self.score) != self.tier:
             raise ValueError(

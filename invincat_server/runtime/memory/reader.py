@@ -46,17 +46,21 @@ from invincat_server.runtime.memory.citation_text import (
 )
 from invincat_server.runtime.memory.conflicts import conflict_marker_line
 from invincat_server.runtime.memory.paths import StoreFiles, store_files
+from invincat_server.runtime.memory.schema import (
+    ID_PREFIX,
+    MAX_CONTENT,
+    MAX_SCORE_REASON,
+    MAX_SECTION,
+    SCOPES,
+    STORE_VERSION,
+    tier_for,
+)
 
 if TYPE_CHECKING:
     from invincat_server.runtime.memory.staleness import StalenessChecker
 
-SCOPES = ("user", "project")
-STORE_VERSION = 1
-HOT_MIN, WARM_MIN = 70, 30
-MAX_SECTION, MAX_CONTENT, MAX_SCORE_REASON = 80, 500, 200
 # ASCII digits and a true end of string: stricter than the models' pattern, never looser.
 _ID = re.compile(r"mem_([up])_[0-9]{6,}")
-_PREFIX = {"user": "u", "project": "p"}
 _INT_LIMIT = 2**63  # pydantic reads larger JSON ints too; not worth trusting here
 
 __all__ = ["MemoryReader", "NotSimple", "citation_label", "entry", "read_journal", "read_store"]
@@ -239,10 +243,6 @@ RECORD_FIELDS: Fields = (
 _RECORD = _model(RECORD_FIELDS)
 
 
-def tier_for(score: int) -> str:
-    return "hot" if score >= HOT_MIN else "warm" if score >= WARM_MIN else "cold"
-
-
 def _finite(text: str) -> float:
     value = float(text)
     _need(math.isfinite(value))  # pydantic's parser and json differ on these
@@ -274,7 +274,7 @@ def entry(raw: Any, scope: str) -> dict[str, Any]:
     match = _ID.fullmatch(data["id"])
     if match is None:
         raise NotSimple
-    _need(match.group(1) == _PREFIX[scope] and data["scope"] == scope)
+    _need(match.group(1) == ID_PREFIX[scope] and data["scope"] == scope)
     _need(tier_for(data["score"]) == data["tier"])
     if not data["citations"]:
         del data["citations"]  # as Entry's serializer: an uncited entry has no key
