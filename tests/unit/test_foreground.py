@@ -15,14 +15,22 @@ def test_idle_at_once_when_nothing_is_served() -> None:
 
 def test_the_import_waits_until_the_request_is_answered() -> None:
     gate = Foreground()
-    answered = threading.Event()
-    waited: list[bool] = []
+    order: list[str] = []
+    started = threading.Event()
+
+    def import_thread() -> None:
+        started.set()
+        if gate.wait_idle(timeout=60):
+            order.append("import goes on")
+
     with gate.serving():
-        waiter = threading.Thread(target=lambda: waited.append(gate.wait_idle(timeout=60)))
+        assert gate.wait_idle(timeout=0) is False  # a request in flight: not idle
+        waiter = threading.Thread(target=import_thread)
         waiter.start()
-        assert not answered.wait(0.05) and waiter.is_alive()  # still waiting
+        assert started.wait(60)
+        order.append("request answered")
     waiter.join(timeout=60)
-    assert waited == [True]
+    assert order == ["request answered", "import goes on"]
 
 
 def test_the_wait_is_capped() -> None:
