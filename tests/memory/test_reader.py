@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from invincat_server.runtime.memory.models import (
 )
 from invincat_server.runtime.memory.reader import MemoryReader, NotSimple
 from invincat_server.runtime.memory.report import AppliedOp, DroppedOp, JournalRecord
+from tests.imports import modules_after
 
 from .helpers import create
 
@@ -366,16 +365,14 @@ def test_the_readers_limits_are_the_models() -> None:
 
 
 def test_the_reader_imports_no_pydantic() -> None:
-    code = (
-        "import sys\n"
-        "from invincat_server.runtime.memory.reader import MemoryReader\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')"
-        " or m.endswith(('memory.models', 'memory.service'))))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    assert out == "[]"
+    loaded = modules_after("from invincat_server.runtime.memory.reader import MemoryReader")
+    heavy = [
+        m
+        for m in loaded
+        if m.split(".")[0] in ("pydantic", "pydantic_core")
+        or m.endswith(("memory.models", "memory.service"))
+    ]
+    assert heavy == []
 
 
 def test_reads_during_concurrent_writes_see_whole_versions(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.imports import modules_after
 
 RUNTIME = Path(__file__).resolve().parents[2] / "invincat_server" / "runtime"
 ACP = RUNTIME.parent / "acp"
@@ -21,19 +21,19 @@ ACP_FORBIDDEN = ("pygls", "lsprotocol", "invincat_server.lsp", "invincat_server.
 
 
 def test_importing_runtime_loads_no_lsp_modules() -> None:
-    code = (
-        "import sys, invincat_server.runtime, invincat_server.runtime.session, "
-        "invincat_server.runtime.agents.main_agent, invincat_server.runtime.tools\n"
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol') "
-        "or m == 'acp' or m.startswith('acp.') "
-        "or m.startswith(('invincat_server.lsp', 'invincat_server.terminal', "
-        "'invincat_server.acp'))]\n"
-        "print(','.join(bad))"
+    loaded = modules_after(
+        "import invincat_server.runtime, invincat_server.runtime.session, "
+        "invincat_server.runtime.agents.main_agent, invincat_server.runtime.tools"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    assert out == "", f"runtime imported front-end modules: {out}"
+    bad = [
+        m
+        for m in loaded
+        if m.split(".")[0] in ("pygls", "lsprotocol")
+        or m == "acp"
+        or m.startswith("acp.")
+        or m.startswith(("invincat_server.lsp", "invincat_server.terminal", "invincat_server.acp"))
+    ]
+    assert bad == [], f"runtime imported front-end modules: {bad}"
 
 
 def _imports(package: Path, forbidden: tuple[str, ...]) -> list[str]:
