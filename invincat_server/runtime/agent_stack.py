@@ -19,7 +19,7 @@ from invincat_server.runtime.data_dir import ensure_data_dir
 from invincat_server.runtime.extensions import ExtensionContext, load_extensions
 from invincat_server.runtime.policy.settings_watch import SettingsWatch
 from invincat_server.runtime.policy.workspace import Workspace
-from invincat_server.runtime.records import Records, prepare_file
+from invincat_server.runtime.records import Records, prepare_file, use_wal
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -117,9 +117,7 @@ async def _open_stores(conn: aiosqlite.Connection, settings: Settings) -> Record
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     await prepare_file(conn)  # before the saver creates the first table
-    # WAL lets a second process (another editor window, the CLI) read and resolve
-    # approvals while this one holds the database open.
-    await conn.execute("PRAGMA journal_mode=WAL")
+    await use_wal(conn)
     await conn.execute("PRAGMA busy_timeout=30000")
     await AsyncSqliteSaver(conn).setup()
     return await Records.open(settings.threads_db)

@@ -34,6 +34,9 @@ log = logging.getLogger("invincat.records")
 # SQLite's `PRAGMA auto_vacuum` value for INCREMENTAL.
 _AUTO_VACUUM_INCREMENTAL = 2
 _WAL_LIMIT_BYTES = 4 * 1024 * 1024
+# How long switching a new threads file to WAL keeps trying while another connection
+# writes to it: the same as the busy timeout every connection here uses.
+_WAL_SWITCH_SECONDS = 30.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS invincat_threads (
@@ -389,6 +392,30 @@ async def prepare_file(conn: aiosqlite.Connection) -> None:
     copied into the file, cut it back to 4 MB instead of keeping its largest size."""
     await conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     await conn.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
+
+
+async def use_wal(conn: aiosqlite.Connection) -> None:
+    """Put the threads file in WAL mode, so a second process (another editor window, the
+    CLI) can read and resolve approvals while this one holds it open.
+
+    On a file still in rollback mode the switch needs an exclusive lock, and SQLite answers
+    "database is locked" at once, without its busy timeout, when another connection is
+    writing (waiting could deadlock). That happens when two sessions create the file
+    together: the projects of a multi-root window, or two windows on a fresh home. So wait
+    here instead, for as long as the busy timeout would. Once the file is in WAL mode (a
+    setting stored in the file) the switch is a no-op and never waits."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _WAL_SWITCH_SECONDS
+    pause = 0.02
+    while True:
+        try:
+            await conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or loop.time() + pause > deadline:
+                raise
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.5)
 
 
 def _truncate_wal(path: Path) -> None:
