@@ -19,9 +19,11 @@ checkpoint is given up; nothing in Invincat offers it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sqlite3
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -106,6 +108,7 @@ class Records:
     def __init__(self, conn: aiosqlite.Connection, path: Path | None = None) -> None:
         self._conn = conn
         self._path = path
+        self._write_turn = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path) -> Records:
@@ -119,6 +122,33 @@ class Records:
     async def close(self) -> None:
         await self._conn.close()
 
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[None]:
+        """One write transaction that takes the write lock first (BEGIN IMMEDIATE), then
+        commits, or rolls back if anything in it fails.
+
+        Not Python's implicit deferred BEGIN: that reads before it writes, and if the
+        checkpointer's connection (or another process) commits in between, SQLite answers
+        "database is locked" at once, without the busy timeout (the snapshot is stale),
+        and the transaction stays open: every later write of this connection then fails
+        the same way. Taking the lock first waits for the other writer instead. A write
+        cancelled half-way (Ctrl-C) is rolled back rather than left holding the lock.
+
+        One at a time per connection: tasks share it (the last turn's housekeeping runs
+        while the next turn records its thread), and a transaction belongs to the
+        connection, not to the task that began it."""
+        async with self._write_turn:
+            try:
+                # Inside the try: cancelled while waiting for the lock, the BEGIN still runs
+                # in aiosqlite's thread; the rollback queued behind it ends that transaction.
+                await self._conn.execute("BEGIN IMMEDIATE")
+                yield
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error, ValueError):
+                    await self._conn.rollback()
+                raise
+            await self._conn.commit()
+
     # memory-agent cursors (MemoryCursors) -------------------------------------
     async def memory_cursor(self, thread_id: str) -> MemoryCursor | None:
         async with self._conn.execute(
@@ -130,32 +160,32 @@ class Records:
         return MemoryCursor(*row) if row else None
 
     async def advance_memory_cursor(self, thread_id: str, position: int, anchor: str) -> None:
-        await self._conn.execute(
-            "INSERT INTO invincat_memory_cursor VALUES (?, ?, ?, NULL, 0, ?) "
-            "ON CONFLICT(thread_id) DO UPDATE SET position = excluded.position, "
-            "anchor = excluded.anchor, last_rejection = NULL, updated_at = excluded.updated_at",
-            (thread_id, position, anchor, _now()),
-        )
-        await self._conn.commit()
+        async with self._writing():
+            await self._conn.execute(
+                "INSERT INTO invincat_memory_cursor VALUES (?, ?, ?, NULL, 0, ?) "
+                "ON CONFLICT(thread_id) DO UPDATE SET position = excluded.position, "
+                "anchor = excluded.anchor, last_rejection = NULL, updated_at = excluded.updated_at",
+                (thread_id, position, anchor, _now()),
+            )
 
     async def record_memory_failure(self, thread_id: str, reason: str) -> None:
-        await self._conn.execute(
-            "INSERT INTO invincat_memory_cursor VALUES (?, 0, '', ?, 1, ?) "
-            "ON CONFLICT(thread_id) DO UPDATE SET last_rejection = excluded.last_rejection, "
-            "failures = failures + 1, updated_at = excluded.updated_at",
-            (thread_id, reason[:2_000], _now()),
-        )
-        await self._conn.commit()
+        async with self._writing():
+            await self._conn.execute(
+                "INSERT INTO invincat_memory_cursor VALUES (?, 0, '', ?, 1, ?) "
+                "ON CONFLICT(thread_id) DO UPDATE SET last_rejection = excluded.last_rejection, "
+                "failures = failures + 1, updated_at = excluded.updated_at",
+                (thread_id, reason[:2_000], _now()),
+            )
 
     # threads -----------------------------------------------------------------
     async def touch_thread(self, thread_id: str, title: str, workspace: str) -> None:
         now = _now()
-        await self._conn.execute(
-            "INSERT INTO invincat_threads VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT(thread_id) DO UPDATE SET updated_at = excluded.updated_at",
-            (thread_id, title[:80], workspace, now, now),
-        )
-        await self._conn.commit()
+        async with self._writing():
+            await self._conn.execute(
+                "INSERT INTO invincat_threads VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(thread_id) DO UPDATE SET updated_at = excluded.updated_at",
+                (thread_id, title[:80], workspace, now, now),
+            )
 
     async def threads(self, workspace: str | None = None) -> list[ThreadInfo]:
         query = "SELECT * FROM invincat_threads"
@@ -189,31 +219,31 @@ class Records:
         self, approval_id: str, thread_id: str, batch_id: str, request: dict[str, Any]
     ) -> None:
         # OR IGNORE: re-discovering an interrupt after a restart must not reset its status.
-        await self._conn.execute(
-            "INSERT OR IGNORE INTO invincat_approvals "
-            "(approval_id, thread_id, batch_id, request_json, status, created_at) "
-            "VALUES (?, ?, ?, ?, 'pending', ?)",
-            (approval_id, thread_id, batch_id, json.dumps(request), _now()),
-        )
-        await self._conn.commit()
+        async with self._writing():
+            await self._conn.execute(
+                "INSERT OR IGNORE INTO invincat_approvals "
+                "(approval_id, thread_id, batch_id, request_json, status, created_at) "
+                "VALUES (?, ?, ?, ?, 'pending', ?)",
+                (approval_id, thread_id, batch_id, json.dumps(request), _now()),
+            )
 
     async def claim(self, approval_id: str, decision: dict[str, Any]) -> bool:
         """Record `decision` if the approval is still pending; False if someone won first."""
-        cur = await self._conn.execute(
-            "UPDATE invincat_approvals SET status = 'resolved', decision_json = ?, "
-            "resolved_at = ? WHERE approval_id = ? AND status = 'pending'",
-            (json.dumps(decision), _now(), approval_id),
-        )
-        await self._conn.commit()
+        async with self._writing():
+            cur = await self._conn.execute(
+                "UPDATE invincat_approvals SET status = 'resolved', decision_json = ?, "
+                "resolved_at = ? WHERE approval_id = ? AND status = 'pending'",
+                (json.dumps(decision), _now(), approval_id),
+            )
         return cur.rowcount == 1
 
     async def close_pending(self, thread_id: str, status: str) -> None:
-        await self._conn.execute(
-            "UPDATE invincat_approvals SET status = ?, resolved_at = ? "
-            "WHERE thread_id = ? AND status = 'pending'",
-            (status, _now(), thread_id),
-        )
-        await self._conn.commit()
+        async with self._writing():
+            await self._conn.execute(
+                "UPDATE invincat_approvals SET status = ?, resolved_at = ? "
+                "WHERE thread_id = ? AND status = 'pending'",
+                (status, _now(), thread_id),
+            )
 
     async def approval(self, approval_id: str) -> ApprovalRecord | None:
         async with self._conn.execute(
@@ -259,15 +289,15 @@ class Records:
             "{table}.checkpoint_id < (SELECT MAX(c.checkpoint_id) FROM checkpoints c "
             "WHERE c.thread_id = {table}.thread_id AND c.checkpoint_ns = {table}.checkpoint_ns)"
         )
-        cur = await self._conn.execute(
-            f"DELETE FROM checkpoints WHERE ({where}) AND " + newer.format(table="checkpoints"),
-            params,
-        )
-        deleted = cur.rowcount
-        await self._conn.execute(
-            f"DELETE FROM writes WHERE ({where}) AND " + newer.format(table="writes"), params
-        )
-        await self._conn.commit()
+        async with self._writing():
+            cur = await self._conn.execute(
+                f"DELETE FROM checkpoints WHERE ({where}) AND " + newer.format(table="checkpoints"),
+                params,
+            )
+            deleted = cur.rowcount
+            await self._conn.execute(
+                f"DELETE FROM writes WHERE ({where}) AND " + newer.format(table="writes"), params
+            )
         return deleted
 
     async def prune_all_checkpoints(self) -> None:
@@ -284,13 +314,14 @@ class Records:
         and memory cursor. False if there was no such thread."""
         if await self.thread(thread_id) is None:
             return False
-        if await self._has_checkpoint_tables():
-            where, params = _thread_keys(thread_id)
-            await self._conn.execute(f"DELETE FROM checkpoints WHERE {where}", params)
-            await self._conn.execute(f"DELETE FROM writes WHERE {where}", params)
-        for table in ("invincat_approvals", "invincat_memory_cursor", "invincat_threads"):
-            await self._conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
-        await self._conn.commit()
+        checkpoints = await self._has_checkpoint_tables()
+        async with self._writing():
+            if checkpoints:
+                where, params = _thread_keys(thread_id)
+                await self._conn.execute(f"DELETE FROM checkpoints WHERE {where}", params)
+                await self._conn.execute(f"DELETE FROM writes WHERE {where}", params)
+            for table in ("invincat_approvals", "invincat_memory_cursor", "invincat_threads"):
+                await self._conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
         return True
 
     async def reclaim_space(self) -> None:
