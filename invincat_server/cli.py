@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
 
 EXIT_USAGE = 2
-WARM_VARIABLE = "INVINCAT_WARM"  # "1": one-shot chat runs in the warm server (docs/warm-server.md)
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, like `seq 1000000 | head -1`
 
 
@@ -152,8 +151,9 @@ def _run_chat(
     if warm_argv is not None and args.prompt is not None:
         # One-shot turns only: the REPL is interactive, its start-up cost is paid once.
         from invincat_server.terminal.warm_client import run_warm
+        from invincat_server.terminal.warm_common import warm_setting
 
-        code = run_warm(warm_argv, settings.home)
+        code = run_warm(warm_argv, explain=warm_setting(os.environ) is True)
         if code is not None:
             return code
     import asyncio
@@ -220,7 +220,10 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         print(f"invincat: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "chat":
-        use_warm = warm and os.environ.get(WARM_VARIABLE) == "1"
+        # One-shot chat runs in the warm server unless INVINCAT_WARM=0 (docs/warm-server.md).
+        from invincat_server.terminal.warm_common import warm_setting
+
+        use_warm = warm and warm_setting(os.environ) is not False
         return _run_chat(parser, args, settings, raw_argv if use_warm else None)
     if args.command == "memory":
         from invincat_server.terminal.memory_cli import run_memory_command

@@ -1,8 +1,9 @@
-"""`invincat chat PROMPT` through the warm chat server (INVINCAT_WARM=1; docs/warm-server.md).
+"""`invincat chat PROMPT` through the warm chat server (the default; docs/warm-server.md).
 
-Hands this process's stdin, stdout and stderr, working directory, environment, umask
-and arguments to a worker forked by the per-user server, relays Ctrl-C, and exits with the
-worker's status. Loads no LangChain: the point is to skip those imports.
+Hands this process's stdin, stdout and stderr (and the text encodings Python chose for
+them), working directory, environment, umask and arguments to a worker forked by the
+per-user server, relays Ctrl-C and terminal resizes, and exits with the worker's status.
+Loads no LangChain: the point is to skip those imports.
 
 Returns None whenever the server cannot be used before the command started (no server
 could be started, the code changed under it, another user's socket): the caller then runs
@@ -36,21 +37,26 @@ from invincat_server.terminal.warm_common import (
 START_DEADLINE = 120.0  # a cold server imports the whole stack first; generous on a busy box
 POLL_SECONDS = 0.02
 EXIT_LOST = 1
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# SIGWINCH: a terminal resize reaches only the client (the worker is in another session);
+# the worker's prompt (an approval question) redraws for the new size.
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGWINCH)
 
 
-def run_warm(argv: list[str], home: Path) -> int | None:
-    """The command's exit status, or None if it should run cold (see the module doc)."""
+def run_warm(argv: list[str], *, explain: bool = False) -> int | None:
+    """The command's exit status, or None if it should run cold (see the module doc).
+    `explain` (INVINCAT_WARM=1 set on purpose): say on stderr why it runs cold."""
     for _attempt in range(2):  # a server that just found the code changed makes us retry
         try:
             version = code_version()
-            path = socket_path(home, version)
-            conn = _connect(path) or _start_and_connect(path, version, state_path(home, version))
+            path = socket_path(version)
+            conn = _connect(path) or _start_and_connect(path, version, state_path(version))
         except (OSError, WarmError) as exc:
-            _note(f"warm server unavailable ({exc}); running cold")
+            if explain:
+                _note(f"warm server unavailable ({exc}); running cold")
             return None
         if conn is None:
-            _note("warm server did not start; running cold")
+            if explain:
+                _note("warm server did not start; running cold")
             return None
         with conn:
             status = _run(conn, argv)
@@ -112,11 +118,26 @@ def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket |
     return None
 
 
+def _text_format(stream: object) -> list[str] | None:
+    encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
+    if isinstance(encoding, str) and isinstance(errors, str):
+        return [encoding, errors]
+    return None
+
+
 def _run(conn: socket.socket, argv: list[str]) -> int | None:
     try:
         mask = os.umask(0)  # the only way to read it; set back at once
         os.umask(mask)
-        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": mask}
+        request = {
+            "argv": argv,
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+            "umask": mask,
+            # What Python chose for this process (locale, PYTHONIOENCODING, UTF-8 mode): the
+            # worker writes the same bytes a cold run would.
+            "stdio": [_text_format(stream) for stream in (sys.stdin, sys.stdout, sys.stderr)],
+        }
         data = encode(request)
         sent = socket.send_fds(conn, [data], [0, 1, 2])  # OSError if one of them is closed
         conn.sendall(data[sent:])

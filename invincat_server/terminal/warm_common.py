@@ -16,17 +16,23 @@ import stat
 import struct
 import sys
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import invincat_server
 
 ENABLE_VARIABLE = "INVINCAT_WARM"
+# A server's exit status when the code changed while it imported: nothing will listen, so
+# its client stops waiting and runs cold (status 0 means another server is starting).
+EXIT_CODE_CHANGED = 3
+_OFF_WORDS = frozenset({"0", "off", "false", "no"})
 IDLE_VARIABLE = "INVINCAT_WARM_IDLE"
 DEFAULT_IDLE_SECONDS = 600.0
 MAX_MESSAGE = 4 * 1024 * 1024  # a request is argv + cwd + environment: far below this
 _HEADER = struct.Struct(">I")
+_MAX_SOCKET_PATH = 107  # sun_path is 108 bytes on Linux, with the terminating NUL
+_SOCKET_NAME_EXAMPLE = f"chat-{'0' * 24}.sock"  # what socket_path() names one
 
 
 class WarmError(Exception):
@@ -45,6 +51,12 @@ def code_version() -> str:
     """
     digest = hashlib.sha256()
     digest.update(f"{sys.executable}\0{sys.version}\0{invincat_server.__version__}\n".encode())
+    # What changes which modules an import finds and how the interpreter behaves: a client
+    # run with another PYTHONPATH (or any PYTHON* setting) gets a server of its own rather
+    # than one that imported other code. (Not sys.path itself: its first entry is the
+    # script's directory, which differs between `invincat` and the server's `python -m`.)
+    python_settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON"))
+    digest.update(repr(python_settings).encode())
     package = Path(invincat_server.__file__).parent
     for root, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -67,17 +79,25 @@ def code_version() -> str:
     return digest.hexdigest()[:24]
 
 
-def state_dir(home: Path) -> Path:
-    """`$INVINCAT_HOME/run`, mode 0700: the servers' logs and locks."""
-    return _private_dir(home / "run")
+def warm_setting(environ: Mapping[str, str]) -> bool | None:
+    """INVINCAT_WARM: True for "1" (on, and say why when it cannot be used), False for "0"
+    (and other "off" words: every one-shot chat runs in its own process), None when unset
+    (on, quietly falling back to a cold run)."""
+    value = environ.get(ENABLE_VARIABLE, "").strip().lower()
+    if not value:
+        return None
+    return value not in _OFF_WORDS
 
 
 def runtime_dir() -> Path:
     """Where the sockets live: `$XDG_RUNTIME_DIR/invincat`, else `/tmp/invincat-UID` (as
-    tmux does). Not under $INVINCAT_HOME: a unix socket's path must fit in 107 bytes."""
+    tmux does), also when XDG_RUNTIME_DIR is so long that a socket's path would not fit
+    in the 107 bytes a unix socket address holds. Not under $INVINCAT_HOME for that reason."""
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base and os.path.isabs(base):
-        return _private_dir(Path(base) / "invincat")
+        directory = Path(base) / "invincat"
+        if len(os.fsencode(directory / _SOCKET_NAME_EXAMPLE)) <= _MAX_SOCKET_PATH:
+            return _private_dir(directory)
     return _private_dir(Path("/tmp") / f"invincat-{os.getuid()}")
 
 
@@ -95,15 +115,16 @@ def _private_dir(directory: Path) -> Path:
     return directory
 
 
-def socket_path(home: Path, version: str) -> Path:
-    """One socket per user, $INVINCAT_HOME and code version."""
-    key = hashlib.sha256(f"{home.resolve()}\0{version}".encode()).hexdigest()[:24]
-    return runtime_dir() / f"chat-{key}.sock"
+def socket_path(version: str) -> Path:
+    """One socket per user and code version: every $INVINCAT_HOME shares the server (a
+    worker takes its home, like the rest of its settings, from the client's environment),
+    so a user never has more than one resident server per installed version."""
+    return runtime_dir() / f"chat-{version}.sock"
 
 
-def state_path(home: Path, version: str) -> Path:
-    """`$INVINCAT_HOME/run/chat-VERSION`: add .log or .lock."""
-    return state_dir(home) / f"chat-{version}"
+def state_path(version: str) -> Path:
+    """Beside the socket, in the private runtime directory: add .log or .lock."""
+    return runtime_dir() / f"chat-{version}"
 
 
 def peer_uid(sock: socket.socket) -> int:

@@ -13,6 +13,7 @@ Run by the client only: python -m invincat_server.terminal.warm_server SOCKET VE
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import fcntl
 import importlib
@@ -28,6 +29,7 @@ from typing import Any
 
 from invincat_server.terminal.warm_common import (
     DEFAULT_IDLE_SECONDS,
+    EXIT_CODE_CHANGED,
     IDLE_VARIABLE,
     code_version,
     encode,
@@ -101,7 +103,7 @@ def serve(path: Path, version: str, state: Path) -> int:
     warm_up()
     if code_version() != version:
         logger.info("the code changed while warming up; exiting")
-        return 0
+        return EXIT_CODE_CHANGED
     if threading.active_count() != 1:
         # fork() copies only this thread: a lock held by another one would stay locked.
         logger.error("a preloaded module started a thread; not serving (fork is unsafe)")
@@ -204,7 +206,7 @@ def _worker(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int
     os.setpgid(0, 0)  # its own group: signals for it never reach the server
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
-    _reopen_stdio()
+    _reopen_stdio(request.get("stdio"))
     os.chdir(str(request["cwd"]))
     if isinstance(request.get("umask"), int):  # files it creates get the client's modes
         os.umask(request["umask"] & 0o777)
@@ -231,22 +233,36 @@ def _worker(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int
     return code
 
 
-def _reopen_stdio() -> None:
-    """Python objects for the client's descriptors, buffered as a process started on them
-    would be (stdout line-buffered only at a terminal)."""
-    sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)
+def _reopen_stdio(formats: object) -> None:
+    """Python objects for the client's descriptors, with the encodings and error handlers
+    the client's Python chose (UTF-8 when it sent none) and buffered as a process started
+    on them would be (stdout line-buffered only at a terminal)."""
+    defaults = (("utf-8", "surrogateescape"),) * 2 + (("utf-8", "backslashreplace"),)
+    chosen = [_text_format(formats, n, default) for n, default in enumerate(defaults)]
+    sys.stdin = open(0, encoding=chosen[0][0], errors=chosen[0][1], closefd=False)
     sys.stdout = open(
         1,
         "w",
-        encoding="utf-8",
-        errors="surrogateescape",
+        encoding=chosen[1][0],
+        errors=chosen[1][1],
         closefd=False,
         buffering=-1,
         newline=None,
     )
     sys.stdout.reconfigure(line_buffering=os.isatty(1))
-    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", encoding=chosen[2][0], errors=chosen[2][1], closefd=False)
     sys.stderr.reconfigure(line_buffering=True)
+
+
+def _text_format(formats: object, index: int, default: tuple[str, str]) -> tuple[str, str]:
+    """The client's (encoding, errors) for stream `index`, if it sent a usable one."""
+    try:
+        encoding, errors = formats[index]  # type: ignore[index]
+        codecs.lookup(encoding)
+        codecs.lookup_error(errors)
+    except (TypeError, IndexError, ValueError, LookupError):
+        return default
+    return str(encoding), str(errors)
 
 
 def _relay_signals(conn: socket.socket) -> None:
@@ -254,7 +270,7 @@ def _relay_signals(conn: socket.socket) -> None:
     hang-up, as for a process whose terminal closed."""
     for message in messages(conn):
         number = message.get("signal")
-        if number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        if number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGWINCH):
             os.kill(os.getpid(), number)
     os.kill(os.getpid(), signal.SIGHUP)
 

@@ -6,11 +6,19 @@
 - `invincat_env`: an environment dict for subprocesses, wired to `fake_openai`.
 - `invincat_monkeyenv`: the same variables applied to this process via monkeypatch.
 - `workspace`: an empty temp project dir (has `.git`, so it is a project root).
+
+Every environment points XDG_RUNTIME_DIR at one directory per test session, so one-shot
+chats share a warm chat server of their own (docs/warm-server.md), never the developer's,
+and the servers started there are stopped when the session ends.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import signal
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -37,9 +45,14 @@ def _with_no_proxy(value: str | None) -> str:
 
 
 def invincat_env_overrides(
-    home: Path, user_home: Path, base_url: str, base_env: Mapping[str, str]
+    home: Path,
+    user_home: Path,
+    base_url: str,
+    base_env: Mapping[str, str],
+    runtime_dir: Path | None = None,
 ) -> tuple[dict[str, str], list[str]]:
-    """(variables to set, variables to remove) for a hermetic invincat run."""
+    """(variables to set, variables to remove) for a hermetic invincat run; `runtime_dir`:
+    the XDG_RUNTIME_DIR, where warm chat servers put their sockets and logs."""
     remove = [
         name for name in base_env if name in _DROPPED_NAMES or name.startswith(_DROPPED_PREFIXES)
     ]
@@ -57,6 +70,8 @@ def invincat_env_overrides(
         "NO_PROXY": _with_no_proxy(base_env.get("NO_PROXY")),
         "no_proxy": _with_no_proxy(base_env.get("no_proxy")),
     }
+    if runtime_dir is not None:
+        overrides["XDG_RUNTIME_DIR"] = str(runtime_dir)
     return overrides, [name for name in remove if name not in overrides]
 
 
@@ -68,6 +83,28 @@ def fake_openai() -> Iterator[FakeOpenAIServer]:
         yield server
     finally:
         server.stop_thread()
+
+
+def stop_warm_servers(runtime_dir: Path) -> None:
+    """SIGTERM every warm chat server that logged serving under `runtime_dir` and still runs."""
+    for log in (runtime_dir / "invincat").glob("chat-*.log"):
+        for pid in re.findall(r"serving \S+ \(version \w+, pid (\d+)\)", log.read_text()):
+            try:
+                os.kill(int(pid), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture(scope="session")
+def warm_runtime_dir() -> Iterator[Path]:
+    """The test session's XDG_RUNTIME_DIR (mode 0700, as the warm server requires), directly
+    under the temp directory: a socket's path must fit in 107 bytes, pytest's may not."""
+    directory = Path(tempfile.mkdtemp(prefix="invincat-xdg-"))
+    try:
+        yield directory
+    finally:
+        stop_warm_servers(directory)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
@@ -87,11 +124,13 @@ def _user_home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def invincat_env(
-    invincat_home: Path, _user_home: Path, fake_openai: FakeOpenAIServer
+    invincat_home: Path, _user_home: Path, fake_openai: FakeOpenAIServer, warm_runtime_dir: Path
 ) -> dict[str, str]:
     """A copy of os.environ pointing invincat at `fake_openai` and temp homes (subprocesses)."""
     env = dict(os.environ)
-    overrides, remove = invincat_env_overrides(invincat_home, _user_home, fake_openai.base_url, env)
+    overrides, remove = invincat_env_overrides(
+        invincat_home, _user_home, fake_openai.base_url, env, warm_runtime_dir
+    )
     for name in remove:
         env.pop(name, None)
     env.update(overrides)
@@ -104,10 +143,11 @@ def invincat_monkeyenv(
     _user_home: Path,
     fake_openai: FakeOpenAIServer,
     monkeypatch: pytest.MonkeyPatch,
+    warm_runtime_dir: Path,
 ) -> dict[str, str]:
     """Like `invincat_env`, applied to this process; returns the variables set."""
     overrides, remove = invincat_env_overrides(
-        invincat_home, _user_home, fake_openai.base_url, os.environ
+        invincat_home, _user_home, fake_openai.base_url, os.environ, warm_runtime_dir
     )
     for name in remove:
         monkeypatch.delenv(name, raising=False)

@@ -11,6 +11,7 @@ import asyncio
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -185,7 +186,8 @@ def test_one_shot_chat_skips_the_terminal_ui_and_absent_extensions(
     REPL's; rich itself still comes in through httpx's own CLI module, which langgraph_sdk
     imports), and a project without an MCP config never loads the MCP SDK."""
     fake_openai.add_steps([{"content": "hello"}])
-    done, loaded = run_logged(["chat", "hi", "--json", "--cwd", str(workspace)], invincat_env)
+    cold = {**invincat_env, "INVINCAT_WARM": "0"}  # the imports of this process itself
+    done, loaded = run_logged(["chat", "hi", "--json", "--cwd", str(workspace)], cold)
     assert done.returncode == 0, plain_stderr(done)
     assert '"status": "completed"' in done.stdout.splitlines()[-1]
     assert not loaded & {"prompt_toolkit", "mcp"}, sorted(loaded & {"prompt_toolkit", "mcp"})
@@ -197,6 +199,40 @@ def test_one_shot_chat_skips_the_terminal_ui_and_absent_extensions(
     }
 
 
+CLIENT_MODULES = """
+import json, sys
+from invincat_server.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:  # what this process, the one the user started, loaded
+    json.dump(sorted(sys.modules), out)
+sys.exit(code)
+"""
+
+
+def test_a_default_one_shot_chat_hands_the_turn_on_without_importing_the_stack(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """By default `invincat chat PROMPT` is a small client of the warm chat server
+    (docs/warm-server.md): the process the user started imports no LangChain, LangGraph,
+    OpenAI SDK or pydantic, and the answer still arrives."""
+    listing = tmp_path / "modules.json"
+    command = [sys.executable, "-c", CLIENT_MODULES, str(listing)]
+    for _ in range(2):  # the first run starts the server; both are served by it
+        fake_openai.add_steps([{"content": "hello"}])
+        done = subprocess.run(
+            [*command, "chat", "hi", "--json", "--cwd", str(workspace)],
+            env=invincat_env,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert '"status": "completed"' in done.stdout.splitlines()[-1]
+        loaded = {name.split(".")[0] for name in json.loads(listing.read_text())}
+        assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
+
+
 def test_one_shot_chat_never_rescans_the_agent_stack(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
@@ -206,7 +242,7 @@ def test_one_shot_chat_never_rescans_the_agent_stack(
     fake_openai.add_steps([{"content": "hello"}])
     done = subprocess.run(
         watched("chat", "hi", "--json", "--cwd", str(workspace)),
-        env=invincat_env,
+        env={**invincat_env, "INVINCAT_WARM": "0"},  # this process imports the stack
         capture_output=True,
         text=True,
         timeout=DEADLINE,
