@@ -105,6 +105,9 @@ function sessionEnv(dir: string, baseUrl: string): NodeJS.ProcessEnv {
     INVINCAT_MODEL: "fake-model",
     INVINCAT_MEMORY_EXTRACTION: "on",
     INVINCAT_MEMORY_MODEL: "memory-model",
+    // The one-shot `invincat chat` a step runs in the terminal stays in its own process:
+    // the warm chat server it would start by default would outlive the suite for minutes.
+    INVINCAT_WARM: "0",
     // No extension gallery: code-server would query open-vsx.org at start-up.
     EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery", itemUrl: "http://127.0.0.1:9/items" }),
     NO_PROXY: "127.0.0.1,localhost",
