@@ -2,8 +2,8 @@
 
 Hands this process's stdin, stdout and stderr (and the text encodings Python chose for
 them), working directory, environment, umask and arguments to a worker forked by the
-per-user server, relays Ctrl-C and terminal resizes, and exits with the worker's status.
-Loads no LangChain: the point is to skip those imports.
+per-user server, relays Ctrl-C, Ctrl-Z and terminal resizes, and exits with the worker's
+status. Loads no LangChain: the point is to skip those imports.
 
 Returns None whenever the server cannot be used before the command started (no server
 could be started, the code changed under it, another user's socket): the caller then runs
@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
@@ -125,6 +126,23 @@ def _text_format(stream: object) -> list[str] | None:
     return None
 
 
+def _suspender(group: int) -> Callable[[int, FrameType | None], None]:
+    """Ctrl-Z while a turn streams: the terminal stops only us (the worker is in another
+    session), so stop the worker's group first (its tool commands too, as in a cold run),
+    then ourselves; when the shell continues us (`fg`, `bg`), continue it."""
+
+    def suspend(_number: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
+        signal.signal(signal.SIGTSTP, suspend)
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGCONT)
+
+    return suspend
+
+
 def _run(conn: socket.socket, argv: list[str]) -> int | None:
     try:
         mask = os.umask(0)  # the only way to read it; set back at once
@@ -152,6 +170,9 @@ def _run(conn: socket.socket, argv: list[str]) -> int | None:
             conn.sendall(encode({"signal": number}))
 
     previous = {number: signal.signal(number, forward) for number in FORWARDED}
+    group = started["started"]  # the worker's pid, which is also its process group's id
+    if isinstance(group, int) and group > 1:  # never 0 or 1: killpg would hit our own group
+        previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, _suspender(group))
     try:
         for message in messages(conn):
             if "exit" in message:

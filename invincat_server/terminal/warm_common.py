@@ -129,10 +129,21 @@ def state_path(version: str) -> Path:
 
 def peer_uid(sock: socket.socket) -> int:
     """The uid of the process at the other end of a unix socket (SO_PEERCRED, Linux)."""
+    return _peer_credentials(sock)[1]
+
+
+def peer_pid(sock: socket.socket) -> int:
+    """The pid of the process that connected to a unix socket (SO_PEERCRED, Linux)."""
+    return _peer_credentials(sock)[0]
+
+
+def _peer_credentials(sock: socket.socket) -> tuple[int, int, int]:
+    """(pid, uid, gid) of the peer, as the kernel recorded them when it connected."""
     if not hasattr(socket, "SO_PEERCRED"):
         raise WarmError("this platform cannot tell who is at the other end of a socket")
     raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", raw)[1])
+    pid, uid, gid = struct.unpack("3i", raw)
+    return int(pid), int(uid), int(gid)
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -34,6 +34,7 @@ from invincat_server.terminal.warm_common import (
     code_version,
     encode,
     messages,
+    peer_pid,
     peer_uid,
     read_message,
 )
@@ -126,8 +127,10 @@ def serve(path: Path, version: str, state: Path) -> int:
     signal.signal(signal.SIGTERM, _exit_on_signal)
     logger.info("serving %s (version %s, pid %d)", path, version, os.getpid())
     idle, last_used = idle_seconds(), time.monotonic()
+    clients: dict[int, int] = {}  # worker pid -> the pid of the client it serves
     try:
         while True:
+            _wake_abandoned_workers(clients)
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
@@ -143,7 +146,9 @@ def serve(path: Path, version: str, state: Path) -> int:
                 conn.close()  # the client retries with a fresh server
                 logger.info("the code changed; exiting")
                 return 0
-            _accept(conn, inherited=(listener.fileno(), lock))
+            served = _accept(conn, inherited=(listener.fileno(), lock))
+            if served is not None:
+                clients[served[0]] = served[1]
     finally:
         listener.close()
         if _still_ours(path, inode):
@@ -162,7 +167,35 @@ def _still_ours(path: Path, inode: int) -> bool:
         return False
 
 
-def _accept(conn: socket.socket, inherited: tuple[int, ...]) -> None:
+def _wake_abandoned_workers(clients: dict[int, int]) -> None:
+    """A worker stopped with its client (Ctrl-Z, docs/warm-server.md) whose client then
+    died (`kill -9` of the suspended job) would stay stopped for ever: it cannot even see
+    its connection close. Continue it with a hang-up, as the kernel does for a stopped
+    process whose process group is orphaned; it then ends like a cold process whose
+    terminal went away (any approval it waited for stays pending on disk)."""
+    for worker, client in list(clients.items()):
+        state = _process_state(worker)
+        if state is None:
+            del clients[worker]  # ended (reaped by the kernel: SIGCHLD is ignored)
+        elif state == "T" and _process_state(client) is None:
+            logger.info("worker %d stopped, its client %d gone: hanging up", worker, client)
+            with contextlib.suppress(OSError):
+                os.killpg(worker, signal.SIGHUP)
+                os.killpg(worker, signal.SIGCONT)
+            del clients[worker]
+
+
+def _process_state(pid: int) -> str | None:
+    """The state letter of /proc/PID/stat (T: stopped), None when there is no such process
+    or it has exited (a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+    return None if state in ("Z", "X") else state
+
+
+def _accept(conn: socket.socket, inherited: tuple[int, ...]) -> tuple[int, int] | None:
     """Check who connected, read the request, fork the worker. `inherited`: the server's
     listening socket and lock, which the worker closes at once: a worker that outlives a
     crashed server (waiting at an approval) must not keep the socket accepting into a
@@ -172,13 +205,13 @@ def _accept(conn: socket.socket, inherited: tuple[int, ...]) -> None:
         uid = peer_uid(conn)
         if uid != os.getuid():
             logger.warning("refused a connection from uid %d", uid)
-            return
+            return None
         conn.settimeout(REQUEST_TIMEOUT)
         first, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
         request = read_message(conn, first) if first else None
         if request is None or len(fds) != 3:
             logger.warning("incomplete request; ignored")
-            return
+            return None
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -189,8 +222,10 @@ def _accept(conn: socket.socket, inherited: tuple[int, ...]) -> None:
             finally:
                 os._exit(code)
         logger.info("worker %d started", pid)
+        return pid, peer_pid(conn)
     except (OSError, ValueError) as exc:
         logger.warning("bad request: %s", exc)
+        return None
     finally:
         for fd in fds:
             with contextlib.suppress(OSError):

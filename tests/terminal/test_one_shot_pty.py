@@ -6,13 +6,18 @@ nothing."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.terminal.pty_terminal import Terminal
+from tests.deadlines import eventually
+from tests.terminal.cli_process import INVINCAT, process_running
+from tests.terminal.pty_terminal import DEADLINE, Terminal
 
 MODES = {"warm": None, "cold": "0"}
 
@@ -23,11 +28,13 @@ def served_by_workers(env: dict[str, str]) -> int:
     return sum(len(re.findall(r"worker \d+ started", log.read_text())) for log in logs)
 
 
-def one_shot(env: dict[str, str], mode: str, workspace: Path) -> Terminal:
+def one_shot(
+    env: dict[str, str], mode: str, workspace: Path, *flags: str, prompt: str = "write w.txt please"
+) -> Terminal:
     env = {k: v for k, v in env.items() if k != "INVINCAT_WARM"}
     if MODES[mode] is not None:
         env["INVINCAT_WARM"] = MODES[mode]
-    return Terminal(["chat", "write w.txt please", "--cwd", str(workspace)], env)
+    return Terminal(["chat", prompt, *flags, "--cwd", str(workspace)], env)
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -71,3 +78,74 @@ def test_the_answer_typed_at_a_one_shot_approval_decides_it(
     assert (workspace / "w.txt").exists() is written, term.screen
     assert code == (130 if key == "ctrl-c" else 0), term.screen
     assert served_by_workers(invincat_env) - before == (1 if mode == "warm" else 0)
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter in /proc/PID/stat (T when stopped); None once it has ended."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+    return None if state == "Z" else state
+
+
+def workers(runtime: Path) -> list[int]:
+    """The pids of the workers the warm servers in `runtime` started, in order."""
+    return [
+        int(pid)
+        for log in runtime.glob("chat-*.log")
+        for pid in re.findall(r"worker (\d+) started", log.read_text())
+    ]
+
+
+def test_ctrl_z_suspends_the_warm_worker_and_fg_resumes_it(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Ctrl-Z at an interactive shell while a one-shot turn runs stops the worker too (the
+    terminal only reaches the client): nothing goes on behind the shell's back; `fg`
+    continues it. (A shell with job control: without one, as for any process, the kernel
+    discards terminal stop signals.)"""
+    marker = f"sleep 600.{os.getpid()}"  # outlasts the test, this run's own; Ctrl-C ends it
+    long_command = [{"tool_calls": [{"name": "execute", "arguments": {"command": marker}}]}]
+    fake_openai.add_steps(long_command)
+    runtime = Path(invincat_env["XDG_RUNTIME_DIR"]) / "invincat"
+    env = {k: v for k, v in invincat_env.items() if k != "INVINCAT_WARM"}
+    shell = pexpect.spawn(
+        "bash",
+        ["--norc", "--noprofile", "-i"],
+        env={**env, "PS1": "$ ", "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm-256color"},
+        encoding="utf-8",
+        timeout=DEADLINE,
+        dimensions=(40, 200),
+    )
+    try:
+        shell.expect_exact("$ ")
+        command = [INVINCAT, "chat", "run the long command", "--yes", "--cwd", str(workspace)]
+        shell.sendline(" ".join(shlex.quote(part) for part in command))
+        assert eventually(lambda: process_running(marker)), "the command never started"
+        worker = workers(runtime)[-1]
+        shell.send("\x1a")  # Ctrl-Z
+        shell.expect("Stopped")
+        assert eventually(lambda: process_state(worker) == "T"), "the worker went on"
+        shell.sendline("fg")
+        assert eventually(lambda: process_state(worker) != "T"), "the worker stayed stopped"
+        shell.sendintr()  # Ctrl-C: the turn ends, the shell is back
+        shell.expect_exact("(turn cancelled)")
+        shell.expect_exact("$ ")
+
+        # Suspended again, then killed for good: the stopped worker cannot see its client
+        # go, so the server hangs it up rather than leave it stopped for ever.
+        fake_openai.add_steps(
+            [{"tool_calls": [{"name": "execute", "arguments": {"command": marker}}]}]
+        )
+        shell.sendline(" ".join(shlex.quote(part) for part in command))
+        assert eventually(lambda: process_running(marker)), "the command never started"
+        second = workers(runtime)[-1]
+        assert second != worker
+        shell.send("\x1a")
+        shell.expect("Stopped")
+        assert eventually(lambda: process_state(second) == "T"), "the worker went on"
+        shell.sendline("kill -9 %1")
+        assert eventually(lambda: process_state(second) is None), "the worker stayed stopped"
+    finally:
+        shell.close(force=True)
