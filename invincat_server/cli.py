@@ -126,6 +126,21 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
     return code
 
 
+def _stdio_in_warm_server() -> int | None:
+    """`invincat --stdio` served by a worker of the warm server (docs/warm-server.md), which
+    has the agent stack imported: the first chat of a new editor window does not wait for
+    those imports. Never waits for a server to start: with none listening, this process
+    serves cold and one starts in the background for the next window. None: serve here."""
+    from invincat_server.warm.common import warm_setting
+
+    setting = warm_setting(os.environ)
+    if setting is False:
+        return None
+    from invincat_server.warm.client import run_warm
+
+    return run_warm(["--stdio"], explain=setting is True, wait=False)
+
+
 def _quiet_broken_pipe() -> int:
     """Whoever read our stdout stopped (`invincat threads list | head -1`): exit quietly,
     with the code a process killed by SIGPIPE has, instead of a traceback. Python ignores
@@ -150,8 +165,8 @@ def _run_chat(
         parser.error("--plan needs a PROMPT (in the REPL use /plan PROMPT)")
     if warm_argv is not None and args.prompt is not None:
         # One-shot turns only: the REPL is interactive, its start-up cost is paid once.
-        from invincat_server.terminal.warm_client import run_warm
-        from invincat_server.terminal.warm_common import warm_setting
+        from invincat_server.warm.client import run_warm
+        from invincat_server.warm.common import warm_setting
 
         code = run_warm(warm_argv, explain=warm_setting(os.environ) is True)
         if code is not None:
@@ -185,6 +200,10 @@ def _run(argv: list[str] | None, warm: bool) -> int:
     if raw_argv == ["--stdio"]:
         # What editors launch, on every start: skip building the whole CLI (~10 ms of
         # imports and subparsers before the server can answer `initialize`).
+        if warm:
+            code = _stdio_in_warm_server()
+            if code is not None:
+                return code
         from invincat_server.lsp.server import serve
 
         return serve()
@@ -221,7 +240,7 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         return EXIT_USAGE
     if args.command == "chat":
         # One-shot chat runs in the warm server unless INVINCAT_WARM=0 (docs/warm-server.md).
-        from invincat_server.terminal.warm_common import warm_setting
+        from invincat_server.warm.common import warm_setting
 
         use_warm = warm and warm_setting(os.environ) is not False
         return _run_chat(parser, args, settings, raw_argv if use_warm else None)

@@ -69,15 +69,21 @@ async def test_a_waiting_chat_answers_when_the_turn_ended(
 
 
 async def test_initialize_is_answered_before_the_langchain_stack_is_imported(
-    lsp: InvincatClient, fake_openai: FakeOpenAIServer
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, editor: str
 ) -> None:
-    status = await lsp.request("invincat/debug/status")
-    # Recorded by the initialize handler itself: nothing imported LangChain by then.
-    assert status["stackLoadedAtInitialize"] is False
-    fake_openai.add_steps([{"content": "ok"}])
-    await lsp.turn_end((await lsp.chat("hi"))["turnId"])
-    status = await lsp.request("invincat/debug/status")
-    assert status["stackLoaded"] is True and status["sessionOpen"] is True
+    # The process of a first editor window (later ones are forked by the warm server with
+    # the stack imported: tests/lsp/test_warm_stdio.py).
+    lsp = await start_client({**invincat_env, "INVINCAT_WARM": "0"}, workspace, editor)
+    try:
+        status = await lsp.request("invincat/debug/status")
+        # Recorded by the initialize handler itself: nothing imported LangChain by then.
+        assert status["stackLoadedAtInitialize"] is False
+        fake_openai.add_steps([{"content": "ok"}])
+        await lsp.turn_end((await lsp.chat("hi"))["turnId"])
+        status = await lsp.request("invincat/debug/status")
+        assert status["stackLoaded"] is True and status["sessionOpen"] is True
+    finally:
+        await stop_client(lsp)
 
 
 async def test_a_missing_model_configuration_keeps_the_server_running_and_explains(

@@ -53,7 +53,9 @@ def test_first_chat_loads_no_absent_extension_and_never_rescans_the_stack(
 ) -> None:
     fake_openai.add_steps([{"content": "Hello there."}])
     log = tmp_path / "server-stderr.txt"
-    first_chat(invincat_env, workspace, log)
+    # The process of a first editor window, which imports the stack itself (later windows
+    # are forked by the warm server with it imported: tests/lsp/test_warm_stdio.py).
+    first_chat({**invincat_env, "INVINCAT_WARM": "0"}, workspace, log)
     stderr = log.read_text()
     modules = {m.group(2) for line in stderr.splitlines() if (m := _IMPORT_LINE.match(line))}
     packages = {name.split(".")[0] for name in modules}

@@ -23,6 +23,11 @@ NEVER = "600"
 REMEMBERED = "Release builds are signed with the key in vault/release"
 CITED = "Tags are pushed only after the changelog entry is merged"
 
+# These tests hold the stack import back in the server process itself: the process of a
+# first editor window. (Later windows are forked by the warm server with the stack already
+# imported, tests/lsp/test_warm_stdio.py.)
+COLD = {"INVINCAT_WARM": "0"}
+
 
 def _remember(content: str) -> dict[str, Any]:
     return {
@@ -106,7 +111,7 @@ async def test_saved_data_is_served_while_the_agent_stack_is_still_loading(
     assert saved["pending"]["approvals"] and saved["memory"]["items"]
     assert any(m.get("tool_calls") for m in saved["history"]["messages"])
 
-    slow = await start_client({**invincat_env, STACK_DELAY_ENV: NEVER}, workspace, editor)
+    slow = await start_client({**invincat_env, **COLD, STACK_DELAY_ENV: NEVER}, workspace, editor)
     try:
         # What an editor asks for as its window opens, all at once.
         entry_id = saved["memory"]["items"][0]["id"]
@@ -186,7 +191,7 @@ async def test_memory_applied_while_opening_is_what_the_first_chat_sees(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, editor: str
 ) -> None:
     # Long enough that the apply surely lands first, short enough to chat afterwards.
-    client = await start_client({**invincat_env, STACK_DELAY_ENV: "8"}, workspace, editor)
+    client = await start_client({**invincat_env, **COLD, STACK_DELAY_ENV: "8"}, workspace, editor)
     try:
         applied = await client.request(
             "invincat/memory/apply", {"scope": "project", "operations": [_remember(REMEMBERED)]}
@@ -219,7 +224,7 @@ async def test_a_cited_entry_follows_its_file_while_the_stack_loads(
     reader's checker, cached by stat, sees the edit) without waiting for the agent stack."""
     (workspace / "RELEASING.md").write_text("# Releasing\nsign with vault/release\n")
     cited = _cited(REMEMBERED)
-    client = await start_client({**invincat_env, STACK_DELAY_ENV: NEVER}, workspace, editor)
+    client = await start_client({**invincat_env, **COLD, STACK_DELAY_ENV: NEVER}, workspace, editor)
     try:
         applied = await client.request(
             "invincat/memory/apply", {"scope": "project", "operations": [cited]}

@@ -1,14 +1,15 @@
-"""The warm chat server: a per-user process that has already imported the agent stack and
-forks one worker per `invincat chat PROMPT` (see docs/warm-server.md for the life cycle).
+"""The warm server: a per-user process that has already imported the agent stack and forks
+one worker per `invincat chat PROMPT` or `invincat --stdio` (see docs/warm-server.md for
+the life cycle).
 
 A worker is the ordinary command line: it gets the client's stdin, stdout and stderr (the
 file descriptors themselves, passed over the socket), its working directory, environment,
 umask and arguments, and runs `cli.main` exactly as a cold process would. Approvals, the thread
 and its records therefore go through the same code and the same threads.sqlite: nothing
 lives in the server but imported modules. Nothing here prints: the server's own output
-goes to a log file under $INVINCAT_HOME/run.
+goes to a log file beside its socket.
 
-Run by the client only: python -m invincat_server.terminal.warm_server SOCKET VERSION STATE
+Run by the client only: python -m invincat_server.warm.server SOCKET VERSION STATE
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from invincat_server.terminal.warm_common import (
+from invincat_server.warm.common import (
     DEFAULT_IDLE_SECONDS,
     EXIT_CODE_CHANGED,
     IDLE_VARIABLE,
@@ -66,6 +67,11 @@ WARM_MODULES = (
     "anyio._core._sockets",
     "anyio._core._streams",
     "detect_secrets.core.secrets_collection",
+    # The language server (`invincat --stdio`) and what its session and memory views use.
+    "invincat_server.lsp.server",
+    "invincat_server.lsp.projects",
+    "invincat_server.runtime.memory.service",
+    "invincat_server.runtime.memory.views",
 )
 TICK_SECONDS = 1.0  # how often an idle server checks its deadline and the code version
 REQUEST_TIMEOUT = 30.0  # a connected client must send its request within this

@@ -1,4 +1,5 @@
-"""`invincat chat PROMPT` through the warm chat server (the default; docs/warm-server.md).
+"""`invincat chat PROMPT` and `invincat --stdio` through the warm server (the default;
+docs/warm-server.md).
 
 Hands this process's stdin, stdout and stderr (and the text encodings Python chose for
 them), working directory, environment, umask and arguments to a worker forked by the
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
-from invincat_server.terminal.warm_common import (
+from invincat_server.warm.common import (
     WarmError,
     code_version,
     encode,
@@ -43,14 +44,23 @@ EXIT_LOST = 1
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGWINCH)
 
 
-def run_warm(argv: list[str], *, explain: bool = False) -> int | None:
+def run_warm(argv: list[str], *, explain: bool = False, wait: bool = True) -> int | None:
     """The command's exit status, or None if it should run cold (see the module doc).
-    `explain` (INVINCAT_WARM=1 set on purpose): say on stderr why it runs cold."""
+    `explain` (INVINCAT_WARM=1 set on purpose): say on stderr why it runs cold.
+    `wait=False` (the language server, whose `initialize` must not wait for a server's
+    imports): with no server listening, start one in the background for the next command
+    and run this one cold."""
     for _attempt in range(2):  # a server that just found the code changed makes us retry
         try:
             version = code_version()
             path = socket_path(version)
-            conn = _connect(path) or _start_and_connect(path, version, state_path(version))
+            conn = _connect(path)
+            if conn is None and not wait:
+                _start_in_background(path, version, state_path(version))
+                if explain:
+                    _note("starting the warm server for the next start; running cold")
+                return None
+            conn = conn or _start_and_connect(path, version, state_path(version))
         except (OSError, WarmError) as exc:
             if explain:
                 _note(f"warm server unavailable ({exc}); running cold")
@@ -67,7 +77,9 @@ def run_warm(argv: list[str], *, explain: bool = False) -> int | None:
 
 
 def _note(text: str) -> None:
-    print(f"invincat: {text}", file=sys.stderr)
+    # stderr only: on `invincat --stdio` stdout carries the protocol.
+    sys.stderr.write(f"invincat: {text}\n")
+    sys.stderr.flush()
 
 
 def _connect(path: Path) -> socket.socket | None:
@@ -87,18 +99,22 @@ def _connect(path: Path) -> socket.socket | None:
     return conn
 
 
-def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket | None:
+def _server_command(path: Path, version: str, state: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "invincat_server.warm.server",
+        str(path),
+        version,
+        str(state),
+    ]
+
+
+def _launch(command: list[str], state: Path) -> subprocess.Popen[bytes]:
     log = os.open(f"{state}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "invincat_server.terminal.warm_server",
-                str(path),
-                version,
-                str(state),
-            ],
+        return subprocess.Popen(
+            command,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -107,6 +123,18 @@ def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket |
         )
     finally:
         os.close(log)
+
+
+def _start_in_background(path: Path, version: str, state: Path) -> None:
+    """Start a server and return at once. Through `sh -c '... &'`, which exits at once and
+    is reaped here: the server is then the init process's child, not a zombie of this
+    long-lived process when it exits."""
+    shell = ["/bin/sh", "-c", '"$@" &', "sh"]  # the server keeps the log as stdout/stderr
+    _launch(shell + _server_command(path, version, state), state).wait()
+
+
+def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket | None:
+    server = _launch(_server_command(path, version, state), state)
     deadline = time.monotonic() + START_DEADLINE
     while time.monotonic() < deadline:
         conn = _connect(path)
