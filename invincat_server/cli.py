@@ -197,9 +197,11 @@ def _run_chat(
 
 def _run(argv: list[str] | None, warm: bool) -> int:
     raw_argv = sys.argv[1:] if argv is None else list(argv)
-    if raw_argv == ["--stdio"]:
+    if raw_argv and all(arg == "--stdio" for arg in raw_argv):
         # What editors launch, on every start: skip building the whole CLI (~10 ms of
-        # imports and subparsers before the server can answer `initialize`).
+        # imports and subparsers before the server can answer `initialize`). Also when the
+        # flag comes twice: vscode-languageclient appends `--stdio` to the configured
+        # arguments for its stdio transport.
         if warm:
             code = _stdio_in_warm_server()
             if code is not None:

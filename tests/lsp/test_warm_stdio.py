@@ -73,7 +73,8 @@ async def test_the_next_window_is_served_warm_and_ends_with_its_editor(
     fake_openai.add_steps(
         [{"tool_calls": [{"name": "write_file", "arguments": edit}]}, {"content": "Wrote it."}]
     )
-    second = await start_client(env, workspace, editor)
+    # As vscode-languageclient launches it: it appends `--stdio` to the configured arguments.
+    second = await start_client(env, workspace, editor, args=("--stdio", "--stdio"))
     try:
         [worker] = logged(runtime, r"worker (\d+) started")
         status = await second.request("invincat/debug/status")
