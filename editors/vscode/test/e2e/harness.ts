@@ -105,9 +105,9 @@ function sessionEnv(dir: string, baseUrl: string): NodeJS.ProcessEnv {
     INVINCAT_MODEL: "fake-model",
     INVINCAT_MEMORY_EXTRACTION: "on",
     INVINCAT_MEMORY_MODEL: "memory-model",
-    // The one-shot `invincat chat` a step runs in the terminal stays in its own process:
-    // the warm chat server it would start by default would outlive the suite for minutes.
-    INVINCAT_WARM: "0",
+    // The warm server (docs/warm-server.md) that `invincat --stdio` and one-shot chats use by
+    // default lives here, and is stopped with the session (stopWarmServers).
+    XDG_RUNTIME_DIR: path.join(dir, "xdg"),
     // No extension gallery: code-server would query open-vsx.org at start-up.
     EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery", itemUrl: "http://127.0.0.1:9/items" }),
     NO_PROXY: "127.0.0.1,localhost",
@@ -116,7 +116,35 @@ function sessionEnv(dir: string, baseUrl: string): NodeJS.ProcessEnv {
   for (const key of ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "INVINCAT_HOME"]) {
     fs.mkdirSync(env[key] as string, { recursive: true });
   }
+  fs.mkdirSync(env.XDG_RUNTIME_DIR as string, { recursive: true, mode: 0o700 });
   return env;
+}
+
+/** SIGTERM the warm servers started under the session's runtime directory (their logs name
+ * their pids), and keep their logs with the artifacts. */
+function stopWarmServers(dir: string, artifacts: string): void {
+  const runtime = path.join(dir, "xdg", "invincat");
+  let logs: string[] = [];
+  try {
+    logs = fs.readdirSync(runtime).filter((name) => name.endsWith(".log"));
+  } catch {
+    return; // none was started
+  }
+  for (const name of logs) {
+    const text = fs.readFileSync(path.join(runtime, name), "utf8");
+    for (const match of text.matchAll(/serving \S+ \(version \w+, pid (\d+)\)/g)) {
+      try {
+        process.kill(Number(match[1]), "SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
+    try {
+      fs.copyFileSync(path.join(runtime, name), path.join(artifacts, `warm-${name}`));
+    } catch {
+      // best effort
+    }
+  }
 }
 
 async function startFakeModel(t: Tools, logDir: string): Promise<{ child: Child; fake: FakeModel }> {
@@ -194,6 +222,7 @@ export async function startSession(options: StartOptions): Promise<Session> {
     for (const child of children.reverse()) {
       await child.kill();
     }
+    stopWarmServers(dir, artifacts);
     if (!process.env.INVINCAT_E2E_KEEP) {
       fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     }
