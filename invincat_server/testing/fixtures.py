@@ -14,6 +14,7 @@ and the servers started there are stopped when the session ends.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -85,26 +86,62 @@ def fake_openai() -> Iterator[FakeOpenAIServer]:
         server.stop_thread()
 
 
-def stop_warm_servers(runtime_dir: Path) -> None:
-    """SIGTERM every warm chat server that logged serving under `runtime_dir` and still runs."""
+def warm_servers(runtime_dir: Path) -> dict[Path, int]:
+    """Socket → pid of every warm server that logged serving under the XDG_RUNTIME_DIR
+    `runtime_dir` (docs/warm-server.md: the logs sit beside the sockets)."""
+    found: dict[Path, int] = {}
     for log in (runtime_dir / "invincat").glob("chat-*.log"):
-        for pid in re.findall(r"serving \S+ \(version \w+, pid (\d+)\)", log.read_text()):
-            try:
-                os.kill(int(pid), signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        for match in re.finditer(r"serving (\S+) \(version \w+, pid (\d+)\)", log.read_text()):
+            found[Path(match.group(1))] = int(match.group(2))
+    return found
 
 
-@pytest.fixture(scope="session")
-def warm_runtime_dir() -> Iterator[Path]:
-    """The test session's XDG_RUNTIME_DIR (mode 0700, as the warm server requires), directly
-    under the temp directory: a socket's path must fit in 107 bytes, pytest's may not."""
+def warm_workers(runtime_dir: Path) -> list[int]:
+    """The pids of the workers the warm servers under `runtime_dir` started."""
+    return [
+        int(pid)
+        for log in sorted((runtime_dir / "invincat").glob("chat-*.log"))
+        for pid in re.findall(r"worker (\d+) started", log.read_text())
+    ]
+
+
+def warm_log(runtime_dir: Path, sock: Path) -> str:
+    """The log of the server that served `sock`."""
+    [text] = [
+        log.read_text()
+        for log in (runtime_dir / "invincat").glob("chat-*.log")
+        if str(sock) in log.read_text()
+    ]
+    return text
+
+
+def stop_warm_servers(runtime_dir: Path) -> None:
+    """SIGTERM every warm server that logged serving under `runtime_dir` and still runs."""
+    for pid in warm_servers(runtime_dir).values():
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+@contextlib.contextmanager
+def private_runtime_dir() -> Iterator[Path]:
+    """A new XDG_RUNTIME_DIR (mode 0700, as the warm server requires) directly under the
+    temp directory (a socket's path must fit in 107 bytes; pytest's tmp_path may not); its
+    servers are stopped and it is removed afterwards."""
     directory = Path(tempfile.mkdtemp(prefix="invincat-xdg-"))
     try:
         yield directory
     finally:
         stop_warm_servers(directory)
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def warm_runtime_dir() -> Iterator[Path]:
+    """The test session's XDG_RUNTIME_DIR."""
+    with private_runtime_dir() as directory:
+        yield directory
 
 
 @pytest.fixture

@@ -7,36 +7,21 @@ and it ends when the editor goes away, even without `shutdown`."""
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from invincat_server.testing.fixtures import stop_warm_servers
+from invincat_server.testing.fixtures import private_runtime_dir, warm_servers, warm_workers
 from tests.lsp.client import start_client, stop_client, wait_until
 
 
 @pytest.fixture
 def runtime() -> Iterator[Path]:
-    """This test's own XDG_RUNTIME_DIR (short: a socket's path must fit in 107 bytes)."""
-    base = Path(tempfile.mkdtemp(prefix="xdg-"))
-    try:
-        yield base
-    finally:
-        stop_warm_servers(base)
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def logged(runtime: Path, pattern: str) -> list[int]:
-    return [
-        int(found)
-        for log in (runtime / "invincat").glob("chat-*.log")
-        for found in re.findall(pattern, log.read_text())
-    ]
+    """This test's own XDG_RUNTIME_DIR."""
+    with private_runtime_dir() as directory:
+        yield directory
 
 
 def alive(pid: int) -> bool:
@@ -62,10 +47,9 @@ async def test_the_next_window_is_served_warm_and_ends_with_its_editor(
         assert status["stackLoadedAtInitialize"] is False  # its own process, cold
     finally:
         await stop_client(first)
-    assert logged(runtime, r"worker (\d+) started") == []
+    assert warm_workers(runtime) == []
     await wait_until(
-        lambda: logged(runtime, r"serving \S+ \(version \w+, pid (\d+)\)"),
-        what="the warm server started in the background",
+        lambda: warm_servers(runtime), what="the warm server started in the background"
     )
 
     target = workspace / "notes.txt"
@@ -76,7 +60,7 @@ async def test_the_next_window_is_served_warm_and_ends_with_its_editor(
     # As vscode-languageclient launches it: it appends `--stdio` to the configured arguments.
     second = await start_client(env, workspace, editor, args=("--stdio", "--stdio"))
     try:
-        [worker] = logged(runtime, r"worker (\d+) started")
+        [worker] = warm_workers(runtime)
         status = await second.request("invincat/debug/status")
         assert status["stackLoadedAtInitialize"] is True  # forked with the stack imported
         ref = await second.chat("write the notes")

@@ -7,7 +7,6 @@ nothing."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pexpect
 import pytest
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from invincat_server.testing.fixtures import warm_workers
 from tests.deadlines import eventually
 from tests.terminal.cli_process import INVINCAT, process_running
 from tests.terminal.pty_terminal import DEADLINE, Terminal
@@ -24,8 +24,7 @@ MODES = {"warm": None, "cold": "0"}
 
 def served_by_workers(env: dict[str, str]) -> int:
     """How many commands the session's warm servers have handed to a worker so far."""
-    logs = (Path(env["XDG_RUNTIME_DIR"]) / "invincat").glob("chat-*.log")
-    return sum(len(re.findall(r"worker \d+ started", log.read_text())) for log in logs)
+    return len(warm_workers(Path(env["XDG_RUNTIME_DIR"])))
 
 
 def one_shot(
@@ -89,15 +88,6 @@ def process_state(pid: int) -> str | None:
     return None if state == "Z" else state
 
 
-def workers(runtime: Path) -> list[int]:
-    """The pids of the workers the warm servers in `runtime` started, in order."""
-    return [
-        int(pid)
-        for log in runtime.glob("chat-*.log")
-        for pid in re.findall(r"worker (\d+) started", log.read_text())
-    ]
-
-
 def test_ctrl_z_suspends_the_warm_worker_and_fg_resumes_it(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
@@ -108,7 +98,7 @@ def test_ctrl_z_suspends_the_warm_worker_and_fg_resumes_it(
     marker = f"sleep 600.{os.getpid()}"  # outlasts the test, this run's own; Ctrl-C ends it
     long_command = [{"tool_calls": [{"name": "execute", "arguments": {"command": marker}}]}]
     fake_openai.add_steps(long_command)
-    runtime = Path(invincat_env["XDG_RUNTIME_DIR"]) / "invincat"
+    runtime = Path(invincat_env["XDG_RUNTIME_DIR"])
     env = {k: v for k, v in invincat_env.items() if k != "INVINCAT_WARM"}
     shell = pexpect.spawn(
         "bash",
@@ -123,7 +113,7 @@ def test_ctrl_z_suspends_the_warm_worker_and_fg_resumes_it(
         command = [INVINCAT, "chat", "run the long command", "--yes", "--cwd", str(workspace)]
         shell.sendline(" ".join(shlex.quote(part) for part in command))
         assert eventually(lambda: process_running(marker)), "the command never started"
-        worker = workers(runtime)[-1]
+        worker = warm_workers(runtime)[-1]
         shell.send("\x1a")  # Ctrl-Z
         shell.expect("Stopped")
         assert eventually(lambda: process_state(worker) == "T"), "the worker went on"
@@ -140,7 +130,7 @@ def test_ctrl_z_suspends_the_warm_worker_and_fg_resumes_it(
         )
         shell.sendline(" ".join(shlex.quote(part) for part in command))
         assert eventually(lambda: process_running(marker)), "the command never started"
-        second = workers(runtime)[-1]
+        second = warm_workers(runtime)[-1]
         assert second != worker
         shell.send("\x1a")
         shell.expect("Stopped")

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -24,34 +22,19 @@ import pytest
 
 import invincat_server
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from invincat_server.testing.fixtures import stop_warm_servers
+from invincat_server.testing.fixtures import (
+    private_runtime_dir,
+    stop_warm_servers,
+    warm_log,
+    warm_servers,
+    warm_workers,
+)
 from tests.deadlines import DEADLINE, eventually
 from tests.terminal.cli_process import LiveInvincat, run_invincat
 
 
 def write_step(name: str, content: str) -> dict[str, object]:
     return {"tool_calls": [{"name": "write_file", "arguments": {"path": name, "content": content}}]}
-
-
-def server_pids(runtime: Path) -> dict[Path, int]:
-    """Socket → pid of each warm server that ever served from `runtime` (its logs)."""
-    found: dict[Path, int] = {}
-    for log in runtime.glob("chat-*.log"):
-        for match in re.finditer(r"serving (\S+) \(version \w+, pid (\d+)\)", log.read_text()):
-            found[Path(match.group(1))] = int(match.group(2))
-    return found
-
-
-def log_of(runtime: Path, sock: Path) -> str:
-    [text] = [log.read_text() for log in runtime.glob("chat-*.log") if str(sock) in log.read_text()]
-    return text
-
-
-def workers(runtime: Path) -> list[int]:
-    pids: list[int] = []
-    for log in runtime.glob("chat-*.log"):
-        pids += [int(p) for p in re.findall(r"worker (\d+) started", log.read_text())]
-    return pids
 
 
 def alive(pid: int) -> bool:
@@ -68,22 +51,17 @@ def alive(pid: int) -> bool:
 
 @pytest.fixture
 def runtime() -> Iterator[Path]:
-    """This test's own `$XDG_RUNTIME_DIR/invincat`: its servers' sockets, locks and logs
-    (directly under /tmp: a socket's path must fit in 107 bytes, pytest's tmp_path may not)."""
-    base = Path(tempfile.mkdtemp(prefix="xdg-"))
-    try:
-        yield base / "invincat"
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    """This test's own XDG_RUNTIME_DIR: its servers' sockets, locks and logs."""
+    with private_runtime_dir() as directory:
+        yield directory
 
 
 @pytest.fixture
-def warm_env(invincat_env: dict[str, str], runtime: Path) -> Iterator[dict[str, str]]:
+def warm_env(invincat_env: dict[str, str], runtime: Path) -> dict[str, str]:
     """The default environment (INVINCAT_WARM unset) with a runtime directory of its own."""
-    env = {**invincat_env, "XDG_RUNTIME_DIR": str(runtime.parent), "INVINCAT_WARM_IDLE": "120"}
+    env = {**invincat_env, "XDG_RUNTIME_DIR": str(runtime), "INVINCAT_WARM_IDLE": "120"}
     env.pop("INVINCAT_WARM", None)
-    yield env
-    stop_warm_servers(runtime.parent)
+    return env
 
 
 @pytest.fixture
@@ -105,9 +83,10 @@ def test_one_shot_turns_run_in_one_warm_server_with_a_private_socket(
         assert done.of_type("turn_end")[-1]["status"] == "completed"
         assert (workspace / f"f{n}.txt").read_text() == f"{n}\n"
         assert done.stderr == "", done.stderr
-    [(sock, pid)] = server_pids(runtime).items()  # one server served both
-    assert len(workers(runtime)) == 2 and alive(pid)
-    assert sock.parent == runtime and os.stat(runtime).st_mode & 0o777 == 0o700
+    [(sock, pid)] = warm_servers(runtime).items()  # one server served both
+    assert len(warm_workers(runtime)) == 2 and alive(pid)
+    assert sock.parent == runtime / "invincat"
+    assert os.stat(sock.parent).st_mode & 0o777 == 0o700
     assert os.stat(sock).st_mode & 0o777 == 0o600
 
     # Files are created with the client's umask, not the server's (started with 022 here).
@@ -116,7 +95,7 @@ def test_one_shot_turns_run_in_one_warm_server_with_a_private_socket(
         ["chat", "write it", "--yes", "--cwd", str(workspace)], warm_env, umask=0o077
     )
     assert done.code == 0, done.stderr
-    assert len(workers(runtime)) == 3  # the warm server ran it
+    assert len(warm_workers(runtime)) == 3  # the warm server ran it
     assert os.stat(workspace / "private.txt").st_mode & 0o777 == 0o600
 
     # Exit status and stderr come back as from a cold run (an unknown thread: usage error).
@@ -132,7 +111,7 @@ def test_a_server_never_serves_code_older_than_the_installed_code(
 ) -> None:
     fake_openai.add_steps([{"content": "first"}])
     assert run_invincat(["chat", "one", "--json", "--cwd", str(workspace)], warm_env).code == 0
-    [(old_sock, old_pid)] = server_pids(runtime).items()
+    [(old_sock, old_pid)] = warm_servers(runtime).items()
 
     # The installed code changes (an upgrade, a checkout): a new file in the package.
     probe = Path(invincat_server.__file__).parent / f"_warm_probe_{uuid.uuid4().hex}.txt"
@@ -141,12 +120,12 @@ def test_a_server_never_serves_code_older_than_the_installed_code(
         fake_openai.add_steps([{"content": "second"}])
         done = run_invincat(["chat", "two", "--json", "--cwd", str(workspace)], warm_env)
         assert done.code == 0, done.stderr
-        servers = server_pids(runtime)
+        servers = warm_servers(runtime)
         assert len(servers) == 2, servers
         [new_sock] = set(servers) - {old_sock}
         # The old server served nothing more: the one worker after the change is the new one's.
-        assert log_of(runtime, new_sock).count("worker") == 1
-        assert log_of(runtime, old_sock).count("worker") == 1
+        assert warm_log(runtime, new_sock).count("worker") == 1
+        assert warm_log(runtime, old_sock).count("worker") == 1
         # ...and it leaves by itself, taking its socket with it.
         assert eventually(lambda: not alive(old_pid))
         assert not old_sock.exists()
@@ -166,14 +145,14 @@ def test_a_crashed_server_or_worker_loses_no_approval(
     )
     first = LiveInvincat(["chat", "write a", "--json", "--cwd", str(workspace)], warm_env)
     asked = first.wait_for("approval_requested")
-    [server] = server_pids(runtime).values()
+    [server] = warm_servers(runtime).values()
     os.kill(server, signal.SIGKILL)  # the server crashes while its worker waits
     assert eventually(lambda: not alive(server))
     # Meanwhile another command is served by a new server: the waiting worker holds
     # neither the old socket nor the old server's lock.
     meanwhile = run_invincat(["chat", "meanwhile", "--json", "--cwd", str(workspace)], warm_env)
     assert meanwhile.code == 0 and meanwhile.stderr == "", meanwhile.stderr
-    [replacement] = server_pids(runtime).values()  # the same socket path, a new server
+    [replacement] = warm_servers(runtime).values()  # the same socket path, a new server
     assert replacement != server and alive(replacement)
     first.send("y\n")  # the worker is a process of its own: the user's answer still counts
     assert first.wait_for("turn_end")["status"] == "completed"
@@ -184,7 +163,7 @@ def test_a_crashed_server_or_worker_loses_no_approval(
     fake_openai.add_steps([write_step("b.txt", "B\n"), {"content": "wrote b"}])
     second = LiveInvincat(["chat", "write b", "--json", "--cwd", str(workspace)], warm_env)
     asked = second.wait_for("approval_requested")
-    worker = workers(runtime)[-1]
+    worker = warm_workers(runtime)[-1]
     os.kill(worker, signal.SIGKILL)
     assert second.finish() == 1  # the client says its worker was lost
     assert "ended without an exit status" in second.stderr
@@ -241,8 +220,8 @@ def test_another_user_cannot_run_commands_through_the_server(
         env = {**warm_env, "INVINCAT_HOME": str(home), "XDG_RUNTIME_DIR": str(shared / "xdg")}
         fake_openai.add_steps([{"content": "warm"}])
         assert run_invincat(["chat", "hi", "--json", "--cwd", str(workspace)], env).code == 0
-        runtime = shared / "xdg" / "invincat"
-        [(sock, _pid)] = server_pids(runtime).items()
+        runtime = shared / "xdg"
+        [(sock, _pid)] = warm_servers(runtime).items()
         assert sock.parent == shared / "xdg" / "invincat"
         # The permission mistake: the socket's directory and the socket opened to everyone.
         for directory in (shared / "xdg", sock.parent):
@@ -268,7 +247,7 @@ def test_another_user_cannot_run_commands_through_the_server(
         assert attack.returncode == 0, attack.stderr
         assert not (target / "pwned.txt").exists()
         assert "REPLY=b''" in attack.stdout  # closed without starting a worker
-        assert "refused a connection from uid 65534" in log_of(runtime, sock)
+        assert "refused a connection from uid 65534" in warm_log(runtime, sock)
         assert len(fake_openai.pending_steps()) == 2  # the model was never even asked
     finally:
         stop_warm_servers(shared / "xdg")
@@ -312,7 +291,7 @@ def test_by_default_one_server_serves_every_home_of_the_user_and_0_turns_it_off(
         env = {**warm_env, "INVINCAT_HOME": str(home)}
         done = run_invincat(["chat", f"question {n}", "--json", "--cwd", str(workspace)], env)
         assert done.code == 0 and done.stderr == "", done.stderr
-    assert len(server_pids(runtime)) == 1 and len(workers(runtime)) == 2
+    assert len(warm_servers(runtime)) == 1 and len(warm_workers(runtime)) == 2
     for n, home in enumerate(homes):
         env = {**warm_env, "INVINCAT_HOME": str(home)}
         listed = run_invincat(["threads", "list", "--json"], env)
@@ -322,7 +301,7 @@ def test_by_default_one_server_serves_every_home_of_the_user_and_0_turns_it_off(
     cold = {**cold_env, "XDG_RUNTIME_DIR": warm_env["XDG_RUNTIME_DIR"]}
     done = run_invincat(["chat", "cold", "--json", "--cwd", str(workspace)], cold)
     assert done.code == 0 and done.of_type("turn_end")[-1]["status"] == "completed"
-    assert len(workers(runtime)) == 2  # not served by the warm server
+    assert len(warm_workers(runtime)) == 2  # not served by the warm server
 
 
 def test_the_worker_writes_the_bytes_a_cold_run_writes_in_the_clients_encoding(
@@ -341,5 +320,5 @@ def test_the_worker_writes_the_bytes_a_cold_run_writes_in_the_clients_encoding(
         done = run_invincat(["chat", "accents", "--cwd", str(workspace)], env)
         assert done.code == 0, done.stderr
         outputs.append(done.stdout)
-    assert len(workers(runtime)) == 1  # the second run was the warm one
+    assert len(warm_workers(runtime)) == 1  # the second run was the warm one
     assert "caf\\xe9" in outputs[0] and outputs[1] == outputs[0]
