@@ -38,6 +38,8 @@ from invincat_server.warm.common import (
 
 START_DEADLINE = 120.0  # a cold server imports the whole stack first; generous on a busy box
 POLL_SECONDS = 0.02
+REPLY_VARIABLE = "INVINCAT_WARM_REPLY"
+DEFAULT_REPLY_SECONDS = 30.0  # accept, read, fork: milliseconds, unless the server is stuck
 EXIT_LOST = 1
 # SIGWINCH: a terminal resize reaches only the client (the worker is in another session);
 # the worker's prompt (an approval question) redraws for the new size.
@@ -147,6 +149,13 @@ def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket |
     return None
 
 
+def reply_seconds() -> float:
+    try:
+        return max(0.1, float(os.environ.get(REPLY_VARIABLE, DEFAULT_REPLY_SECONDS)))
+    except ValueError:
+        return DEFAULT_REPLY_SECONDS
+
+
 def _text_format(stream: object) -> list[str] | None:
     encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
     if isinstance(encoding, str) and isinstance(errors, str):
@@ -187,8 +196,15 @@ def _run(conn: socket.socket, argv: list[str]) -> int | None:
         data = encode(request)
         sent = socket.send_fds(conn, [data], [0, 1, 2])  # OSError if one of them is closed
         conn.sendall(data[sent:])
+        # A server that accepted but does not answer (stopped, stuck) must not hang us, nor
+        # an editor's `initialize`. Once we give up, the worker it may still fork never
+        # runs anything: it waits for our "go", and finds the connection closed instead.
+        conn.settimeout(reply_seconds())
         started = read_message(conn)
-    except (OSError, ValueError):
+        if started is not None and "started" in started:
+            conn.sendall(encode({"go": True}))
+        conn.settimeout(None)
+    except (OSError, ValueError):  # TimeoutError is an OSError
         started = None
     if started is None or "started" not in started:
         return None  # refused before running anything: safe to retry or run cold

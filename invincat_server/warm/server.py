@@ -255,8 +255,14 @@ def _worker(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int
     os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
     argv = [str(a) for a in request["argv"]]
     sys.argv = ["invincat", *argv]
-    conn.settimeout(None)
     conn.sendall(encode({"started": os.getpid()}))  # before any work: see the client
+    # Run only once the client says so: a client that gave up waiting (and runs the
+    # command cold, or serves its editor itself) has closed the connection instead.
+    conn.settimeout(REQUEST_TIMEOUT)
+    go = read_message(conn)
+    if go is None or go.get("go") is not True:
+        return 1
+    conn.settimeout(None)
     threading.Thread(target=_relay_signals, args=(conn,), daemon=True).start()
     from invincat_server.cli import main
 

@@ -30,7 +30,7 @@ from invincat_server.testing.fixtures import (
     warm_workers,
 )
 from tests.deadlines import DEADLINE, eventually
-from tests.terminal.cli_process import LiveInvincat, run_invincat
+from tests.terminal.cli_process import INVINCAT, LiveInvincat, run_invincat
 
 
 def write_step(name: str, content: str) -> dict[str, object]:
@@ -322,3 +322,49 @@ def test_the_worker_writes_the_bytes_a_cold_run_writes_in_the_clients_encoding(
         outputs.append(done.stdout)
     assert len(warm_workers(runtime)) == 1  # the second run was the warm one
     assert "caf\\xe9" in outputs[0] and outputs[1] == outputs[0]
+
+
+def test_a_stuck_server_costs_a_wait_not_a_hang_and_never_runs_the_command_twice(
+    fake_openai: FakeOpenAIServer,
+    warm_env: dict[str, str],
+    runtime: Path,
+    workspace: Path,
+    tmp_path: Path,
+) -> None:
+    """A server that accepts but does not answer (stopped here) makes the client give up
+    after INVINCAT_WARM_REPLY seconds and run the command cold; when the server wakes up,
+    the worker it forks for that old connection finds the client gone and runs nothing."""
+    fake_openai.add_steps([{"content": "warm"}])
+    assert run_invincat(["chat", "start it", "--json", "--cwd", str(workspace)], warm_env).code == 0
+    [server] = warm_servers(runtime).values()
+    os.kill(server, signal.SIGSTOP)
+    try:
+        fake_openai.add_steps([write_step("once.txt", "1\n"), {"content": "wrote it"}])
+        env = {**warm_env, "INVINCAT_WARM_REPLY": "2"}
+        # Output to files, not pipes: the descriptors sent to the stopped server stay open
+        # in its socket until it wakes, so a pipe would not end when the client does.
+        with (tmp_path / "out").open("w") as out, (tmp_path / "err").open("w") as err:
+            client = subprocess.run(
+                [INVINCAT, "chat", "write once", "--yes", "--json", "--cwd", str(workspace)],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                timeout=DEADLINE,
+                check=False,
+            )
+        assert client.returncode == 0, (tmp_path / "err").read_text()
+        assert (workspace / "once.txt").read_text() == "1\n"
+        requests = len(fake_openai.chat_requests())
+    finally:
+        os.kill(server, signal.SIGCONT)
+    # The server now accepts the client's connections (it tried twice) and forks a worker
+    # for each: they find the client gone, and nothing more runs.
+    assert eventually(lambda: len(warm_workers(runtime)) == 3)
+    late = warm_workers(runtime)[1:]
+    assert eventually(lambda: not any(alive(pid) for pid in late))
+    assert len(fake_openai.chat_requests()) == requests
+    assert (workspace / "once.txt").read_text() == "1\n"
+    fake_openai.add_steps([{"content": "still serving"}])
+    after = run_invincat(["chat", "again", "--json", "--cwd", str(workspace)], warm_env)
+    assert after.code == 0 and len(warm_workers(runtime)) == 4
