@@ -38,6 +38,7 @@ from invincat_server.warm.common import (
 
 START_DEADLINE = 120.0  # a cold server imports the whole stack first; generous on a busy box
 POLL_SECONDS = 0.02
+BACKGROUND_START_DELAY = 2  # seconds; after a window's `initialize`, before its first chat
 REPLY_VARIABLE = "INVINCAT_WARM_REPLY"
 DEFAULT_REPLY_SECONDS = 30.0  # accept, read, fork: milliseconds, unless the server is stuck
 EXIT_LOST = 1
@@ -128,11 +129,12 @@ def _launch(command: list[str], state: Path) -> subprocess.Popen[bytes]:
 
 
 def _start_in_background(path: Path, version: str, state: Path) -> None:
-    """Start a server and return at once. Through `sh -c '... &'`, which exits at once and
-    is reaped here: the server is then the init process's child, not a zombie of this
-    long-lived process when it exits."""
-    shell = ["/bin/sh", "-c", '"$@" &', "sh"]  # the server keeps the log as stdout/stderr
-    _launch(shell + _server_command(path, version, state), state).wait()
+    """Start a server a moment from now and return at once. Through `sh -c '... &'`, which
+    exits at once and is reaped here: the server is then the init process's child, not a
+    zombie of this long-lived process when it exits. The delay lets this window answer
+    `initialize` before the server's start-up competes with it for the CPU."""
+    later = f'(sleep {BACKGROUND_START_DELAY}; exec "$@") &'  # the log is stdout/stderr
+    _launch(["/bin/sh", "-c", later, "sh", *_server_command(path, version, state)], state).wait()
 
 
 def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket | None:
