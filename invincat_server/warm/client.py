@@ -72,8 +72,13 @@ def run_warm(argv: list[str], *, explain: bool = False, wait: bool = True) -> in
             if explain:
                 _note("warm server did not start; running cold")
             return None
-        with conn:
-            status = _run(conn, argv)
+        try:
+            with conn:
+                status = _run(conn, argv)
+        except WarmError as exc:
+            if explain:
+                _note(f"{exc}; running cold")
+            return None
         if status is not None:
             return status
     return None
@@ -206,7 +211,10 @@ def _run(conn: socket.socket, argv: list[str]) -> int | None:
         if started is not None and "started" in started:
             conn.sendall(encode({"go": True}))
         conn.settimeout(None)
-    except (OSError, ValueError):  # TimeoutError is an OSError
+    except TimeoutError:
+        # Not worth a second try: the same server would keep us waiting as long again.
+        raise WarmError("the warm server did not answer") from None
+    except (OSError, ValueError):
         started = None
     if started is None or "started" not in started:
         return None  # refused before running anything: safe to retry or run cold
