@@ -333,15 +333,19 @@ class Records:
         """
         mode = await self._scalar("PRAGMA auto_vacuum")
         try:
+            # Under the connection's write turn: executescript COMMITs first and VACUUM needs
+            # no open transaction, so neither may run inside another task's write.
             if mode == _AUTO_VACUUM_INCREMENTAL:
-                # executescript, not execute: Python's sqlite3 steps a PRAGMA that
-                # returns no rows only once, and each step frees just one page.
-                await self._conn.executescript("PRAGMA incremental_vacuum;")
+                async with self._write_turn:
+                    # executescript, not execute: Python's sqlite3 steps a PRAGMA that
+                    # returns no rows only once, and each step frees just one page.
+                    await self._conn.executescript("PRAGMA incremental_vacuum;")
             else:
                 log.info("threads.sqlite: pruning old checkpoints and enabling auto-vacuum")
                 await self.prune_all_checkpoints()
-                await self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                await self._conn.execute("VACUUM")
+                async with self._write_turn:
+                    await self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                    await self._conn.execute("VACUUM")
             # Copy the WAL into the file now and empty it, so neither keeps the turn's
             # superseded checkpoints. Without waiting: if another connection is busy,
             # SQLite's next automatic checkpoint does it.

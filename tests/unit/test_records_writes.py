@@ -63,3 +63,24 @@ async def test_writes_from_several_tasks_on_one_connection_each_commit(tmp_path:
         assert len(await records.threads()) == 8
     finally:
         await records.close()
+
+
+async def test_reclaiming_space_never_commits_another_tasks_unfinished_write(
+    tmp_path: Path,
+) -> None:
+    """After a turn, housekeeping frees pages (its statement COMMITs first) while another
+    task may be inside a write: that write must stay its own, all or nothing."""
+    records = await Records.open(tmp_path / "threads.sqlite")
+    try:
+        with contextlib.suppress(RuntimeError):
+            async with records._writing():
+                await records._conn.execute(
+                    "INSERT INTO invincat_threads VALUES ('t_half', 'x', '/w', 'a', 'a')"
+                )
+                reclaim = asyncio.ensure_future(records.reclaim_space())
+                await asyncio.wait({reclaim}, timeout=0.5)
+                raise RuntimeError("the write fails half-way")
+        await asyncio.wait_for(reclaim, timeout=60)
+        assert await records.thread("t_half") is None  # rolled back, not committed early
+    finally:
+        await records.close()
