@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from invincat_server import __version__
+from invincat_server.import_path import drop_working_directory
 
 if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
@@ -118,6 +119,9 @@ def _check_transport(parser: argparse.ArgumentParser, args: argparse.Namespace) 
 def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
     """Run the command line. `warm=False`: never hand `chat` to the warm server (what a
     warm server's worker runs, so it does not hand the command on again)."""
+    # Before any lazy import (the stack, the language server): a cold run started in a
+    # project must not find that project's files on its import path (import_path.py).
+    drop_working_directory()
     try:
         code = _run(argv, warm)
         sys.stdout.flush()  # inside the try: a closed pipe often shows only at this flush

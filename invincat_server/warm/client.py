@@ -108,8 +108,14 @@ def _connect(path: Path) -> socket.socket | None:
 
 
 def _server_command(path: Path, version: str, state: Path) -> list[str]:
+    """`-I` (isolated): no working directory or script directory on `sys.path`, no
+    PYTHON* variables (PYTHONPATH, PYTHONSTARTUP, PYTHONHOME: they may come from a project's
+    `.env`), no user site-packages. The server imports the stack once for every later
+    project and window, so what it imports must not depend on the project or environment
+    of whichever client happened to start it (docs/security.md)."""
     return [
         sys.executable,
+        "-I",
         "-m",
         "invincat_server.warm.server",
         str(path),
@@ -128,6 +134,10 @@ def _launch(command: list[str], state: Path) -> subprocess.Popen[bytes]:
             stderr=log,
             start_new_session=True,  # not ours to wait for, and no terminal signals reach it
             close_fds=True,
+            # Not the client's directory: the server outlives it (it must not keep a
+            # project's directory busy, or see it as its own), and each worker moves to
+            # its own client's directory anyway.
+            cwd="/",
         )
     finally:
         os.close(log)

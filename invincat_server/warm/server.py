@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from invincat_server.import_path import drop_directory, drop_working_directory
 from invincat_server.warm.common import (
     DEFAULT_IDLE_SECONDS,
     EXIT_CODE_CHANGED,
@@ -249,6 +250,10 @@ def _worker(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int
         os.dup2(fd, target)
     _reopen_stdio(request.get("stdio"))
     os.chdir(str(request["cwd"]))
+    # The server's path has no relative entry (it runs with -I, from /), but an entry can
+    # still be this very directory (a checkout installed in editable mode): a module the
+    # command imports lazily, after this chdir, must never come from the client's project.
+    drop_directory(os.getcwd())
     if isinstance(request.get("umask"), int):  # files it creates get the client's modes
         os.umask(request["umask"] & 0o777)
     os.environ.clear()
@@ -323,6 +328,7 @@ def _relay_signals(conn: socket.socket) -> None:
 
 
 def main() -> int:
+    drop_working_directory()  # started with -I from / already; also if run by hand
     path, version, state = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     # Our own logger, not the root one: workers keep a cold process's logging untouched.
     fd = os.open(f"{state}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -1,0 +1,226 @@
+"""A cloned repository never runs code in Invincat's own processes (docs/security.md,
+"Repository content never runs as Invincat's code").
+
+The repository plants files named like modules the stack imports (`langchain_openai.py`,
+`aiosqlite.py`, `pydantic.py`), a shadow `invincat_server/` package and `sitecustomize.py` /
+`usercustomize.py`; each writes a marker file when it is imported. Real `invincat`
+processes are started in that repository: a cold one-shot chat, a warm one (which starts
+the warm server from there), a later chat of another project served by the same server,
+and editor windows (`invincat --stdio`, rootUri on the repository) whose first one starts
+the warm server in the background. No marker may ever appear, and every chat still works.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from invincat_server.testing.fixtures import private_runtime_dir, warm_servers, warm_workers
+from tests.deadlines import DEADLINE
+from tests.lsp.client import start_client, stop_client, wait_until
+from tests.terminal.cli_process import INVINCAT, Result
+
+# Modules a one-shot turn or the language server imports (in the process or in the warm
+# server's preload), and the files Python's `site` imports at start-up by name.
+PLANTED_MODULES = ("langchain_openai", "aiosqlite", "pydantic", "openai", "pygls")
+START_UP_HOOKS = ("sitecustomize", "usercustomize")
+
+MARKER_CODE = """\
+import os, sys
+_path = os.path.join({markers!r}, f"{{__name__}}-{{os.getpid()}}")
+with open(_path, "w") as _out:
+    _out.write(f"cwd={{os.getcwd()}} argv={{sys.argv}} key={{os.environ.get('OPENAI_API_KEY')}}\\n")
+"""
+
+
+def plant(repository: Path, markers: Path, names: tuple[str, ...]) -> None:
+    code = MARKER_CODE.format(markers=str(markers))
+    for name in names:
+        (repository / f"{name}.py").write_text(code)
+
+
+@pytest.fixture
+def markers(tmp_path: Path) -> Path:
+    directory = tmp_path / "markers"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def repository(workspace: Path, markers: Path) -> Path:
+    """The cloned repository: module shadows, a shadow of our own package, start-up hooks."""
+    plant(workspace, markers, PLANTED_MODULES + START_UP_HOOKS)
+    shadow = workspace / "invincat_server"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text(MARKER_CODE.format(markers=str(markers)))
+    (shadow / "warm").mkdir()
+    (shadow / "warm" / "__init__.py").write_text("")
+    (shadow / "warm" / "server.py").write_text(MARKER_CODE.format(markers=str(markers)))
+    return workspace
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """This test's own XDG_RUNTIME_DIR: a warm server started here, by this repository."""
+    with private_runtime_dir() as directory:
+        yield directory
+
+
+@pytest.fixture
+def warm_env(invincat_env: dict[str, str], runtime: Path) -> dict[str, str]:
+    env = {**invincat_env, "XDG_RUNTIME_DIR": str(runtime), "INVINCAT_WARM_IDLE": "120"}
+    env.pop("INVINCAT_WARM", None)  # the default: warm
+    return env
+
+
+def chat_in(directory: Path, env: dict[str, str], prompt: str = "hi") -> Result:
+    """`invincat chat PROMPT --json` started in `directory`, as a user types it there."""
+    done = subprocess.run(
+        [INVINCAT, "chat", prompt, "--json"],
+        cwd=directory,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+def assert_no_marker(markers: Path) -> None:
+    found = {p.name: p.read_text() for p in markers.iterdir()}
+    assert found == {}, f"repository code ran in an Invincat process: {found}"
+
+
+def assert_completed(done: Result) -> None:
+    assert done.code == 0, done.stderr
+    assert done.of_type("turn_end")[-1]["status"] == "completed"
+
+
+def with_empty_pythonpath_entry(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """PYTHONPATH as `export PYTHONPATH=$PYTHONPATH:/opt/lib` leaves it when it was unset:
+    the empty first entry is the directory the process starts in."""
+    elsewhere = tmp_path / "opt-lib"
+    elsewhere.mkdir(exist_ok=True)
+    return {**env, "PYTHONPATH": f"{os.pathsep}{elsewhere}"}
+
+
+def test_a_cold_chat_in_the_repository_imports_none_of_its_files(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    repository: Path,
+    markers: Path,
+) -> None:
+    fake_openai.add_steps([{"content": "hello"}])
+    done = chat_in(repository, {**invincat_env, "INVINCAT_WARM": "0"})
+    assert_no_marker(markers)
+    assert_completed(done)
+
+
+def test_a_cold_chat_with_an_empty_pythonpath_entry_imports_none_of_its_files(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+    markers: Path,
+    tmp_path: Path,
+) -> None:
+    # Not the start-up hooks: with the working directory on PYTHONPATH, the interpreter
+    # runs them before any Invincat code (a documented limit of a cold run).
+    plant(workspace, markers, PLANTED_MODULES)
+    env = with_empty_pythonpath_entry({**invincat_env, "INVINCAT_WARM": "0"}, tmp_path)
+    fake_openai.add_steps([{"content": "hello"}])
+    done = chat_in(workspace, env)
+    assert_no_marker(markers)
+    assert_completed(done)
+
+
+def test_the_warm_server_started_in_the_repository_never_runs_its_code_for_any_project(
+    fake_openai: FakeOpenAIServer,
+    warm_env: dict[str, str],
+    runtime: Path,
+    repository: Path,
+    markers: Path,
+    tmp_path: Path,
+) -> None:
+    fake_openai.add_steps([{"content": "hello"}])
+    done = chat_in(repository, warm_env)  # starts the warm server from the repository
+    assert_no_marker(markers)
+    assert_completed(done)
+    [(_sock, server)] = warm_servers(runtime).items()
+    assert len(warm_workers(runtime)) == 1  # served by a worker of that server
+    # The server does not stay in (and keep busy) the directory of the client that
+    # started it.
+    assert os.readlink(f"/proc/{server}/cwd") == "/"
+
+    # A later chat of another project, with another key, served by the same server.
+    other = tmp_path / "other-project"
+    (other / ".git").mkdir(parents=True)
+    fake_openai.add_steps([{"content": "hello again"}])
+    done = chat_in(other, {**warm_env, "OPENAI_API_KEY": "other-project-key"})
+    assert_no_marker(markers)
+    assert_completed(done)
+    assert len(warm_workers(runtime)) == 2 and list(warm_servers(runtime).values()) == [server]
+
+    # And a second chat in the repository itself: the worker works in the repository's
+    # directory, and whatever it imports lazily there comes from the installed stack.
+    fake_openai.add_steps([{"content": "back"}])
+    done = chat_in(repository, warm_env)
+    assert_no_marker(markers)
+    assert_completed(done)
+    assert len(warm_workers(runtime)) == 3
+
+
+def test_a_warm_chat_with_an_empty_pythonpath_entry_imports_none_of_its_files(
+    fake_openai: FakeOpenAIServer,
+    warm_env: dict[str, str],
+    runtime: Path,
+    workspace: Path,
+    markers: Path,
+    tmp_path: Path,
+) -> None:
+    plant(workspace, markers, PLANTED_MODULES)
+    env = with_empty_pythonpath_entry(warm_env, tmp_path)
+    fake_openai.add_steps([{"content": "hello"}])
+    done = chat_in(workspace, env)
+    assert_no_marker(markers)
+    assert_completed(done)
+    assert len(warm_workers(runtime)) == 1
+
+
+async def test_editor_windows_on_the_repository_never_run_its_code(
+    fake_openai: FakeOpenAIServer,
+    warm_env: dict[str, str],
+    runtime: Path,
+    repository: Path,
+    markers: Path,
+) -> None:
+    editor = "visual-studio-code"
+    # The first window: served by its own process, which starts the warm server in the
+    # background, from the repository (the editor starts it there).
+    first = await start_client(warm_env, repository, editor)
+    try:
+        fake_openai.add_steps([{"content": "first window"}])
+        ref = await first.chat("hi")
+        assert (await first.turn_end(ref["turnId"]))["status"] == "completed"
+    finally:
+        await stop_client(first)
+    await wait_until(lambda: warm_servers(runtime), what="the warm server started by the window")
+    assert_no_marker(markers)
+
+    # The next window on the same repository: a worker of that server.
+    second = await start_client(warm_env, repository, editor)
+    try:
+        status = await second.request("invincat/debug/status")
+        assert status["stackLoadedAtInitialize"] is True
+        assert len(warm_workers(runtime)) == 1
+        fake_openai.add_steps([{"content": "second window"}])
+        ref = await second.chat("hi")
+        assert (await second.turn_end(ref["turnId"]))["status"] == "completed"
+    finally:
+        await stop_client(second)
+    assert_no_marker(markers)
