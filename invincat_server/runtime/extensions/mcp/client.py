@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from invincat_server.runtime.extensions.mcp.config import ServerSpec
+from invincat_server.runtime.program_path import find_program
 
 if TYPE_CHECKING:
     import mcp_types
@@ -37,6 +39,20 @@ _STDERR_TAIL_LINES = 8
 
 class McpServerError(Exception):
     """The server could not be reached or failed; the message names it and says why."""
+
+
+def _program(command: str, env: Mapping[str, str]) -> str:
+    """A bare command name (`npx`, `uvx`) resolved here, on the absolute PATH entries
+    only: the server is started in the project, where a relative entry (`.`) would find a
+    program the repository planted. A command with a directory part is the config's own
+    choice and is left as written. The PATH the server is given wins over ours, as it
+    would in the SDK's own lookup."""
+    if os.sep in command or (os.altsep and os.altsep in command):
+        return command
+    found = find_program(command, env if "PATH" in env else None)
+    if found is None:
+        raise McpServerError(f"`{command}` was not found on PATH (relative entries are skipped)")
+    return found
 
 
 class WatchedReadStream:
@@ -225,7 +241,10 @@ class McpConnection:
 
         cwd = self.cwd / spec.cwd if spec.cwd else self.cwd
         params = StdioServerParameters(
-            command=str(spec.command), args=list(spec.args), env=dict(spec.env) or None, cwd=cwd
+            command=_program(str(spec.command), spec.env),
+            args=list(spec.args),
+            env=dict(spec.env) or None,
+            cwd=cwd,
         )
         return stdio_client(params, errlog=self._open_log(stack))
 
