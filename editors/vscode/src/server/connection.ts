@@ -18,6 +18,7 @@ import {
 import { CLIENT_ID, CLIENT_NAME, EVENT, MEMORY_DID_CHANGE, STATUS, STATUS_CHANGED } from "../common/constants";
 import type { EventParams, MemoryDidChangeParams, ServerStatus as SessionStatus } from "../common/protocol";
 import type { ServerState } from "../chat/viewState";
+import { resolveCommand } from "./command";
 import { readSettings, serverEnv, type Settings } from "./settings";
 
 export interface ServerStatus {
@@ -136,30 +137,43 @@ export class InvincatConnection implements vscode.Disposable {
       this.output.warn(problem);
       void vscode.window.showWarningMessage(`Invincat: ${problem}`);
     }
-    const client = this.createClient(settings);
+    const env = serverEnv(settings, process.env);
+    const command = resolveCommand(settings.command, env);
+    if (command === undefined) {
+      this.client = undefined;
+      this.setSession(undefined);
+      this.reportStartFailure(settings, new Error(`\`${settings.command}\` is not on PATH (its relative entries are not searched)`));
+      return;
+    }
+    const client = this.createClient(settings, command, env);
     this.client = client;
     this.setSession(undefined);
     this.setStatus({ state: "starting" });
-    this.output.info(`Starting ${settings.command} ${settings.args.join(" ")}`);
+    this.output.info(`Starting ${command} ${settings.args.join(" ")}`);
     try {
       await client.start();
     } catch (error) {
-      const message = `Could not start \`${settings.command} ${settings.args.join(" ")}\`: ${describe(error)}. Set “invincat.server.command” to the invincat executable (e.g. a virtualenv's bin/invincat), then run “Invincat: Restart Server”.`;
-      this.output.error(message);
-      this.setStatus({ state: "error", message: describe(error) });
-      void vscode.window.showErrorMessage(`Invincat: ${message}`, "Open Settings", "Show Output").then((choice) => {
-        if (choice === "Open Settings") {
-          void vscode.commands.executeCommand("workbench.action.openSettings", "invincat.server");
-        } else if (choice === "Show Output") {
-          this.output.show(true);
-        }
-      });
+      this.reportStartFailure(settings, error);
       return;
     }
     if (this.client === client) {
       this.readyEmitter.fire();
       void this.askSessionStatus(client);
     }
+  }
+
+  /** Shown once, with what to do; never thrown out of activation. */
+  private reportStartFailure(settings: Settings, error: unknown): void {
+    const message = `Could not start \`${settings.command} ${settings.args.join(" ")}\`: ${describe(error)}. Set “invincat.server.command” to the invincat executable (e.g. a virtualenv's bin/invincat), then run “Invincat: Restart Server”.`;
+    this.output.error(message);
+    this.setStatus({ state: "error", message: describe(error) });
+    void vscode.window.showErrorMessage(`Invincat: ${message}`, "Open Settings", "Show Output").then((choice) => {
+      if (choice === "Open Settings") {
+        void vscode.commands.executeCommand("workbench.action.openSettings", "invincat.server");
+      } else if (choice === "Show Output") {
+        this.output.show(true);
+      }
+    });
   }
 
   /** The readiness now; `invincat/statusChanged` keeps it current afterwards. */
@@ -188,13 +202,13 @@ export class InvincatConnection implements vscode.Disposable {
     this.sessionEmitter.fire(status);
   }
 
-  private createClient(settings: Settings): LanguageClient {
+  private createClient(settings: Settings, command: string, env: Record<string, string>): LanguageClient {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const serverOptions: ServerOptions = {
-      command: settings.command,
+      command,
       args: settings.args,
       transport: TransportKind.stdio,
-      options: { env: serverEnv(settings, process.env), cwd: folder },
+      options: { env, cwd: folder },
     };
     const clientOptions: LanguageClientOptions = {
       // Every file: the agent reads unsaved buffers, and pending edits show as diagnostics.

@@ -2,6 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DEFAULT_SETTINGS, readSettings, serverEnv } from "../../src/server/settings";
+import { resolveCommand } from "../../src/server/command";
 
 function getter(values: Record<string, unknown>) {
   return (key: string) => values[key];
@@ -50,4 +51,17 @@ test("the editor's environment passes through; settings win over it", () => {
   assert.equal(env.INVINCAT_MODEL, "m2");
   assert.equal(env.INVINCAT_LOG_LEVEL, "INFO");
   assert.ok(!("UNSET" in env));
+});
+
+test("a bare command is found on PATH's absolute entries only, never in the workspace", () => {
+  const installed = new Set(["/usr/local/bin/invincat", "/opt/venv/bin/invincat"]);
+  const isExecutable = (file: string) => installed.has(file) || file === "invincat" || file.startsWith(".");
+  const resolve = (command: string, PATH: string | undefined) => resolveCommand(command, { PATH }, isExecutable, "linux");
+  assert.equal(resolve("invincat", ".:/usr/local/bin"), "/usr/local/bin/invincat");
+  assert.equal(resolve("invincat", ":bin:/opt/venv/bin:/usr/local/bin"), "/opt/venv/bin/invincat");
+  assert.equal(resolve("invincat", ".:bin:"), undefined);
+  assert.equal(resolve("invincat", undefined), undefined);
+  // A path is the user's own setting: used as written.
+  assert.equal(resolve("/venv/bin/invincat", "."), "/venv/bin/invincat");
+  assert.equal(resolve("./tools/invincat", "."), "./tools/invincat");
 });
