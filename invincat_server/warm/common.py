@@ -51,10 +51,11 @@ def code_version() -> str:
     """
     digest = hashlib.sha256()
     digest.update(f"{sys.executable}\0{sys.version}\0{invincat_server.__version__}\n".encode())
-    # What changes which modules an import finds and how the interpreter behaves: a client
-    # run with another PYTHONPATH (or any PYTHON* setting) gets a server of its own rather
-    # than one that imported other code. (Not sys.path itself: its first entry is the
-    # script's directory, which differs between `invincat` and the server's `python -m`.)
+    # The server runs with -I and ignores PYTHON* variables, so they do not change what it
+    # imports; a client with other settings still gets a server of its own, which keeps
+    # each server's environment (inherited from the client that started it) that of its
+    # clients. (Not sys.path itself: its first entry is the script's directory, which
+    # differs between `invincat` and the server's `python -I -m`.)
     python_settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON"))
     digest.update(repr(python_settings).encode())
     package = Path(invincat_server.__file__).parent
