@@ -220,6 +220,8 @@ async def test_editor_windows_on_the_repository_never_run_its_code(
         await stop_client(first)
     await wait_until(lambda: warm_servers(runtime), what="the warm server started by the window")
     assert_no_marker(markers)
+    [server] = warm_servers(runtime).values()
+    assert os.readlink(f"/proc/{server}/cwd") == "/"  # not the repository it was started for
 
     # The next window on the same repository: a worker of that server.
     second = await start_client(warm_env, repository, editor)
