@@ -112,10 +112,16 @@ def _server_command(path: Path, version: str, state: Path) -> list[str]:
     PYTHON* variables (PYTHONPATH, PYTHONSTARTUP, PYTHONHOME: they may come from a project's
     `.env`), no user site-packages. The server imports the stack once for every later
     project and window, so what it imports must not depend on the project or environment
-    of whichever client happened to start it (docs/security.md)."""
+    of whichever client happened to start it (docs/security.md). The two settings a worker
+    would otherwise run without are passed as flags, as this client's Python read them
+    (clients with other PYTHON* variables have a server of their own: common.code_version):
+    UTF-8 mode (PYTHONUTF8, the default encoding of `open` and of subprocess text) and
+    PYTHONDONTWRITEBYTECODE."""
     return [
         sys.executable,
         "-I",
+        *(["-X", "utf8"] if sys.flags.utf8_mode else []),
+        *(["-B"] if sys.flags.dont_write_bytecode else []),
         "-m",
         "invincat_server.warm.server",
         str(path),

@@ -320,3 +320,20 @@ async def test_an_acp_agent_started_in_the_repository_imports_none_of_its_files(
         assert answer.stop_reason == "end_turn"
         assert client.text() == "Hello."
     assert_no_marker(markers)
+
+
+def test_the_isolated_server_keeps_the_clients_utf8_mode(
+    fake_openai: FakeOpenAIServer,
+    warm_env: dict[str, str],
+    runtime: Path,
+    workspace: Path,
+) -> None:
+    """-I ignores PYTHONUTF8 and PYTHONDONTWRITEBYTECODE; the client passes them on as the
+    flags its own Python derived from them, so the worker encodes what it writes without
+    an explicit encoding as a cold run would."""
+    env = {**warm_env, "PYTHONUTF8": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    fake_openai.add_steps([{"content": "hello"}])
+    assert_completed(chat_in(workspace, env))
+    [server] = warm_servers(runtime).values()
+    command = Path(f"/proc/{server}/cmdline").read_bytes().split(b"\0")
+    assert command[1:6] == [b"-I", b"-X", b"utf8", b"-B", b"-m"]
