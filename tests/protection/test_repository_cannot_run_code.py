@@ -337,3 +337,24 @@ def test_the_isolated_server_keeps_the_clients_utf8_mode(
     [server] = warm_servers(runtime).values()
     command = Path(f"/proc/{server}/cmdline").read_bytes().split(b"\0")
     assert command[1:6] == [b"-I", b"-X", b"utf8", b"-B", b"-m"]
+
+
+async def test_a_cold_editor_window_with_an_empty_pythonpath_entry_imports_none_of_its_files(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+    markers: Path,
+    tmp_path: Path,
+) -> None:
+    """`invincat --stdio` in its own process (INVINCAT_WARM=0) imports the stack in the
+    background after `initialize`: from the installed packages, never the project's."""
+    plant(workspace, markers, PLANTED_MODULES)
+    env = with_empty_pythonpath_entry({**invincat_env, "INVINCAT_WARM": "0"}, tmp_path)
+    window = await start_client(env, workspace, "neovim")
+    try:
+        fake_openai.add_steps([{"content": "cold window"}])
+        ref = await window.chat("hi")
+        assert (await window.turn_end(ref["turnId"]))["status"] == "completed"
+    finally:
+        await stop_client(window)
+    assert_no_marker(markers)
