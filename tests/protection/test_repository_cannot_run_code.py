@@ -8,6 +8,9 @@ processes are started in that repository: a cold one-shot chat, a warm one (whic
 the warm server from there), a later chat of another project served by the same server,
 and editor windows (`invincat --stdio`, rootUri on the repository) whose first one starts
 the warm server in the background. No marker may ever appear, and every chat still works.
+The same with the environment surprises that put the project on a path: an empty
+PYTHONPATH entry (cold and warm chats, a cold editor window, an ACP agent) and `.` on PATH
+(an MCP server configured by name, ripgrep).
 """
 
 from __future__ import annotations
@@ -121,6 +124,8 @@ def test_a_cold_chat_in_the_repository_imports_none_of_its_files(
     repository: Path,
     markers: Path,
 ) -> None:
+    """A guard rather than a reproduction: the console script puts its own `bin/` first
+    on the path, not the working directory, so this passed before the fix too."""
     fake_openai.add_steps([{"content": "hello"}])
     done = chat_in(repository, {**invincat_env, "INVINCAT_WARM": "0"})
     assert_no_marker(markers)
