@@ -6,14 +6,13 @@ decision adds a rule scoped to the session (this process) or the workspace (pers
 `$INVINCAT_HOME/approvals.json`, outside the project so the agent cannot grant itself
 permissions by writing a project file; when the project is `$HOME` the file tools refuse
 `$INVINCAT_HOME` explicitly). Rules never cover writes to the project's permission-bearing
-settings (`.mcp.json`, `.invincat/` settings): those ask every time.
+settings (`.mcp.json`, `.invincat/` settings): those ask every time. What an `execute`
+rule is offered as and which commands it covers: `policy/command_rules.py`.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -21,17 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from invincat_server.runtime.events import AlwaysOption
-from invincat_server.runtime.policy import file_lock, rule_files, sanctioned
+from invincat_server.runtime.policy import command_rules, file_lock, rule_files, sanctioned
 from invincat_server.runtime.policy.settings_grants import project_settings_name
 from invincat_server.runtime.tool_traits import FREE_TOOLS, WRITES_FILES
-
-# A command containing any of these could chain or substitute another command, so a
-# prefix rule never covers it (`pytest; rm -rf ~` must not ride on "always allow pytest").
-_SHELL_CONTROL = re.compile(r"[;&|`$<>\n\r()]")
-# Multi-word CLIs whose first argument is the real action (`git push` vs `git status`).
-_SUBCOMMAND_TOOLS = frozenset(
-    {"git", "npm", "npx", "pnpm", "yarn", "cargo", "go", "uv", "pip", "poetry", "make", "docker"}
-)
 
 
 class DecisionError(ValueError):
@@ -94,7 +85,8 @@ class Decision(BaseModel):
 
 
 class Rule(BaseModel):
-    """Allow `tool` without asking; for `execute`, only commands starting with a prefix."""
+    """Allow `tool` without asking; for `execute`, only commands starting with a prefix
+    (and only as `command_rules.covered` allows: `ApprovalPolicy` matches those)."""
 
     tool: str
     command_prefix: str | None = None
@@ -103,28 +95,21 @@ class Rule(BaseModel):
     def matches(self, tool: str, args: dict[str, Any]) -> bool:
         if tool != self.tool and not (self.tool == "file_writes" and tool in WRITES_FILES):
             return False
-        if self.command_prefix is None:
-            return True
-        command = str(args.get("command", "")).strip()
-        if _SHELL_CONTROL.search(command):
-            return command == self.command_prefix
-        return command == self.command_prefix or command.startswith(self.command_prefix + " ")
+        # A shell command needs the workspace and every rule at once (each part of a
+        # chained command must be covered): `ApprovalPolicy.needs_approval` decides those.
+        return tool != "execute" and self.command_prefix is None
 
 
-def command_prefix(command: str) -> str:
-    """The part of a shell command an 'always allow' rule remembers."""
-    command = command.strip()
-    if _SHELL_CONTROL.search(command):
-        return command  # only this exact command
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command
-    if not words:
-        return command
-    if words[0] in _SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-"):
-        return " ".join(words[:2])
-    return words[0]
+def command_prefix(command: object, workspace: Path) -> str | None:
+    """The part of a shell command an 'always allow' rule remembers (None: none may)."""
+    return command_rules.offer(command, workspace).prefix
+
+
+def always_refusal(tool: str, args: dict[str, Any], workspace: Path) -> str | None:
+    """Why a call is offered no 'approve always' choice (None when it is offered some)."""
+    if tool != "execute":
+        return None
+    return command_rules.offer(args.get("command"), workspace).reason
 
 
 def always_options(tool: str, args: dict[str, Any], workspace: Path) -> list[AlwaysOption]:
@@ -136,7 +121,9 @@ def always_options(tool: str, args: dict[str, Any], workspace: Path) -> list[Alw
             None,
         )
     elif tool == "execute":
-        prefix = command_prefix(str(args.get("command", "")))
+        prefix = command_prefix(args.get("command"), workspace)
+        if prefix is None:
+            return []  # once only: why is in always_refusal
         what, rule_tool = f"shell commands starting with `{prefix}`", "execute"
     else:
         what, rule_tool, prefix = f"every `{tool}` call", tool, None
@@ -214,6 +201,9 @@ class ApprovalPolicy:
             # explicit blanket consent, and project MCP configs still need trusting).
             return True
         rules = [*self.session_rules, *self.store.rules_for(self.workspace)]
+        if tool == "execute":
+            prefixes = [rule.command_prefix for rule in rules if rule.tool == "execute"]
+            return not command_rules.covered(args.get("command"), prefixes, self.workspace)
         return not any(rule.matches(tool, args) for rule in rules)
 
     def remember(self, option: AlwaysOption) -> str:

@@ -101,6 +101,8 @@ class ApprovalRequested(_Event):
     diff: str | None = None
     proposed_text: str | None = None
     always_options: list[AlwaysOption] = Field(default_factory=list)
+    always_unavailable: str | None = None
+    """For a tool call offered no `always_options`: why no rule may cover it."""
     todos: list[dict[str, Any]] | None = None
     """For `kind: "plan"`: the proposed todo list."""
     questions: list[dict[str, Any]] | None = None

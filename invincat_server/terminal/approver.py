@@ -23,6 +23,14 @@ if TYPE_CHECKING:
     from invincat_server.terminal.line_editor import LineEditor
 
 
+def _no_always_note(request: ApprovalRequested) -> str | None:
+    """The line saying why [s]/[w] are missing, when the runtime offered no rule."""
+    if request.always_options or request.tool_name is None:
+        return None
+    reason = request.always_unavailable or "no rule may cover this call"
+    return f"'always' is not offered: {reason}"
+
+
 class NoAnswer(Exception):
     """Input ended before a decision: the approval stays pending for a later session."""
 
@@ -151,18 +159,26 @@ class PromptApprover:
             return None
         return args
 
-    async def _decide_tool(self, request: ApprovalRequested) -> dict[str, Any]:
-        if isinstance(self.renderer, HumanRenderer):
-            self.renderer.approval(request)
-        else:
-            describe_approval_for_prompt(request, self.renderer.prompts)
+    def _tool_options(self, request: ApprovalRequested) -> dict[str, str]:
+        """The answer keys of a tool approval and what each one does."""
         options = {"y": "approve", "n": "reject", "e": "edit arguments"}
         for option in request.always_options:
             key = "s" if option.scope == "session" else "w"
             options[key] = option.label
         if isinstance(self.renderer, HumanRenderer) and self.renderer.diff_collapsed(request):
             options["d"] = "show the whole diff"
+        return options
+
+    async def _decide_tool(self, request: ApprovalRequested) -> dict[str, Any]:
+        if isinstance(self.renderer, HumanRenderer):
+            self.renderer.approval(request)
+        else:
+            describe_approval_for_prompt(request, self.renderer.prompts)
+        options = self._tool_options(request)
         menu = "\n".join(f"  [{k}] {v}" for k, v in options.items())
+        no_always = _no_always_note(request)
+        if no_always:
+            menu = f"  ({no_always}; approve it once or reject it)\n{menu}"
         while True:
             decision, answer = await self._choose(f"{menu}\n> ", list(options))
             if decision is not None:
@@ -177,6 +193,9 @@ class PromptApprover:
             if key in ("s", "w") and key in options:
                 scope = "session" if key == "s" else "workspace"
                 return {"type": "approve_always", "scope": scope}
+            if key in ("s", "w") and no_always:
+                self._say(f"{no_always}; choose one of {', '.join(options)}.")
+                continue
             if key == "n":
                 return await self._reject("Reason for the agent (optional): ")
             if key == "e":

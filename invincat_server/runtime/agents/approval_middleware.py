@@ -24,7 +24,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from invincat_server.runtime.agents.interaction import user_thread_id
-from invincat_server.runtime.approvals import ApprovalPolicy, Decision, always_options
+from invincat_server.runtime.approvals import (
+    ApprovalPolicy,
+    Decision,
+    always_options,
+    always_refusal,
+)
 from invincat_server.runtime.errors import ModelOutputError
 from invincat_server.runtime.events import ApprovalRequested
 from invincat_server.runtime.policy.settings_grants import describe_grants, project_settings_name
@@ -110,6 +115,7 @@ class ApprovalMiddleware(AgentMiddleware):
             diff=diff,
             proposed_text=proposed,
             always_options=always_options(name, args, self.workspace.root),
+            always_unavailable=always_refusal(name, args, self.workspace.root),
         )
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:

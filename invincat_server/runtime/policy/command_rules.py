@@ -1,0 +1,276 @@
+"""What an 'always allow' rule for `execute` is offered as, and which commands it covers.
+
+A rule is a command prefix of whole words, as narrow as is still useful: the program and
+its subcommand (`git status`, `pytest`, `npm run test`, `python -m pytest`, `uv run
+pytest`). It covers a command only when all of these hold:
+
+- bash's own grammar (bashlex, a port of bash's parser) reads the command as simple
+  commands joined by `&&`, `||`, `;`, `|` or newlines; anything else (substitution,
+  `$VAR`, assignments, subshells, loops, here-documents, background jobs, what the parser
+  cannot read) is never covered;
+- no simple command is one of `dangerous_commands` (deleting, escalating, running code
+  given as an argument, network, rewriting git history);
+- no argument or redirection names a path that resolves (symlinks too) outside the
+  workspace, and no redirection writes a file;
+- EVERY simple command is covered by a rule at least as narrow as the one that would be
+  offered for it now, so an old broad rule (`python`, `npm run`) covers no more than a
+  new one would. A chained command is offered no rule of its own: each part is shown and
+  remembered alone.
+
+The same checks run when a rule is offered and when it is matched: a rules file written
+before them (`approvals.json` may hold `rm` or `python`) grants no more than they allow.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from invincat_server.runtime.policy.dangerous_commands import why_never_remembered
+
+MAX_COMMAND_CHARS = 4000
+"""Longer commands are asked every time (and never handed to the parser)."""
+_MAX_GLOB_MATCHES = 500
+# Options before the subcommand make the whole command the rule (`make -j4 test`).
+_SUBCOMMAND_TOOLS = frozenset(
+    {
+        *("git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "pip", "pip3", "poetry", "pdm"),
+        *("hatch", "make", "docker", "podman", "ruff", "gh", "dotnet", "gradle", "mvn"),
+        *("bundle", "rake", "mix", "rustup", "conda", "tox", "nox", "just", "pre-commit"),
+        *("terraform", "helm", "kubectl", "composer", "cmake", "ninja", "meson"),
+    }
+)
+# `npm run test`: the script name is part of the rule.
+_SCRIPT_RUNNERS = {("npm", "run"), ("npm", "run-script"), ("pnpm", "run"), ("yarn", "run")}
+# These run the command that follows them, which gets its own narrow rule (`uv run pytest`).
+_COMMAND_RUNNERS = {
+    ("uv", "run"): 2,
+    ("poetry", "run"): 2,
+    ("pdm", "run"): 2,
+    ("hatch", "run"): 2,
+    ("pipx", "run"): 2,
+    ("npm", "exec"): 2,
+    ("pnpm", "exec"): 2,
+    ("pnpm", "dlx"): 2,
+    ("yarn", "dlx"): 2,
+    ("uvx",): 1,
+    ("npx",): 1,
+    ("bunx",): 1,
+}
+_URL_SCHEME = ("http://", "https://", "ssh://", "git://", "file://", "git+")
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class Offer:
+    """The rule offered for one command: `prefix`, or None and `reason` why not."""
+
+    prefix: str | None
+    reason: str | None = None
+
+
+class NotCoverable(Exception):
+    """The command cannot be covered by a rule; the message says why."""
+
+
+def _runner(words: Sequence[str]) -> int | None:
+    """How many words of `words` are a runner of the command that follows them."""
+    for key, length in _COMMAND_RUNNERS.items():
+        if tuple(words[:length]) == key:
+            return length
+    return None
+
+
+def rule_words(words: Sequence[str]) -> list[str]:
+    """The narrowest useful rule for one simple command; raises NotCoverable."""
+    reason = why_never_remembered(words)
+    if reason is not None:
+        raise NotCoverable(f"`{os.path.basename(words[0])}`: {reason}")
+    length = _runner(words)
+    if length is not None:
+        inner = words[length:]
+        if not inner or inner[0].startswith("-"):
+            return list(words)  # options of the runner: only this exact command
+        return [*words[:length], *rule_words(inner)]
+    if len(words) == 1:
+        return list(words)
+    if words[1].startswith("-") and os.path.basename(words[0]) in _SUBCOMMAND_TOOLS:
+        return list(words)
+    if (words[0], words[1]) in _SCRIPT_RUNNERS and len(words) > 2:
+        return list(words[:3]) if not words[2].startswith("-") else list(words)
+    if os.path.basename(words[0]) in _SUBCOMMAND_TOOLS or words[1] == "-m":
+        return list(words[: 3 if words[1] == "-m" else 2])
+    return list(words[:1])
+
+
+# --- reading the command -------------------------------------------------------------
+
+
+def _word_text(node: Any) -> str:
+    """A word with its quotes removed; expansions make the command uncoverable."""
+    for part in getattr(node, "parts", None) or []:
+        if part.kind != "tilde":
+            raise NotCoverable("it expands variables or substitutes commands")
+    return str(node.word)
+
+
+def _redirect(node: Any, workspace: Path) -> None:
+    if node.type in ("<<", "<<-"):
+        raise NotCoverable("it has a here-document (its text is expanded by the shell)")
+    target = node.output
+    if isinstance(target, int):
+        return  # `2>&1`: one descriptor onto another
+    path = _word_text(target)
+    if node.type == "<<<":
+        return  # a here-string: text on stdin, not a path
+    if node.type == "<":
+        _check_paths(path, workspace)
+        return
+    if path != "/dev/null":
+        raise NotCoverable("it writes a file through a redirection")
+
+
+def _simple_command(node: Any, workspace: Path) -> list[str]:
+    words = []
+    for part in node.parts:
+        if part.kind == "word":
+            words.append(_word_text(part))
+        elif part.kind == "redirect":
+            _redirect(part, workspace)
+        else:  # assignment (`PATH=... pytest`), reserved words, anything else
+            raise NotCoverable("it sets variables or uses shell syntax beyond plain commands")
+    if not words:
+        raise NotCoverable("it has a redirection but no command")
+    return words
+
+
+def _segments(node: Any, workspace: Path, into: list[list[str]]) -> None:
+    if node.kind == "command":
+        into.append(_simple_command(node, workspace))
+    elif node.kind in ("list", "pipeline"):
+        for part in node.parts:
+            _segments(part, workspace, into)
+    elif node.kind == "operator" and node.op in ("&&", "||", ";", "\n"):
+        return
+    elif node.kind == "pipe" and node.pipe == "|":
+        return
+    else:  # `&`, `|&`, subshells, loops, conditionals, functions
+        raise NotCoverable("it uses shell syntax beyond plain commands joined by && || ; |")
+
+
+def simple_commands(command: object, workspace: Path) -> list[list[str]]:
+    """The words of each simple command in `command`; raises NotCoverable."""
+    if not isinstance(command, str) or not command.strip():
+        raise NotCoverable("the command is not a non-empty string")
+    if "\x00" in command or len(command) > MAX_COMMAND_CHARS:
+        raise NotCoverable("the command is too long or holds a NUL byte")
+    # Imported here: loading its parser tables takes a few tenths of a second, which only
+    # a session that checks a shell command should pay.
+    import bashlex
+
+    try:
+        trees = bashlex.parse(command)
+    except Exception as exc:  # any failure of the parser means: ask
+        raise NotCoverable("the shell parser cannot read it") from exc
+    found: list[list[str]] = []
+    for tree in trees:
+        _segments(tree, workspace, found)
+    return found
+
+
+# --- paths ---------------------------------------------------------------------------
+
+
+def _candidates(word: str) -> list[str]:
+    """The parts of one word that may name a path (`--out=../x` gives `../x`)."""
+    if word.startswith("-"):
+        value = word.split("=", 1)[1] if "=" in word else word[2:]
+        return [value] if value.startswith(("/", "~", ".")) or "/" in value else []
+    if word.startswith(_URL_SCHEME):
+        return []
+    return [word, *word.split(":")] if ":" in word else [word]
+
+
+def _inside(path: str, workspace: Path) -> bool:
+    real_root = os.path.realpath(workspace)
+    real = os.path.realpath(os.path.join(real_root, os.path.expanduser(path)))
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def _expanded(candidate: str, workspace: Path) -> list[str]:
+    if not _GLOB_CHARS & set(candidate):
+        return [candidate]
+    pattern = os.path.expanduser(candidate)
+    matches = glob.glob(pattern, root_dir=workspace) if workspace.is_dir() else []
+    if len(matches) > _MAX_GLOB_MATCHES:
+        raise NotCoverable("its wildcard matches too many files to check")
+    return [candidate, *matches]
+
+
+def _check_paths(word: str, workspace: Path) -> None:
+    for candidate in _candidates(word):
+        if not candidate:
+            continue
+        for path in _expanded(candidate, workspace):
+            looks_like_path = path.startswith(("/", "~", ".")) or "/" in path
+            if not looks_like_path and not os.path.lexists(workspace / path):
+                continue
+            if not _inside(path, workspace):
+                raise NotCoverable(f"`{word}` is outside the workspace")
+
+
+# --- offering and matching -----------------------------------------------------------
+
+
+def _narrowest_rule(words: Sequence[str], workspace: Path) -> list[str]:
+    """`rule_words` of a simple command whose paths all stay inside the workspace."""
+    narrowest = rule_words(words)  # what it does comes first: the more telling reason
+    for word in words:
+        _check_paths(word, workspace)
+    return narrowest
+
+
+def offer(command: object, workspace: Path) -> Offer:
+    """The rule to offer for `command`, or why none is offered."""
+    try:
+        segments = simple_commands(command, workspace)
+        narrowest = [_narrowest_rule(words, workspace) for words in segments]
+        if len(segments) > 1:
+            raise NotCoverable(
+                "it chains several commands; 'always' is offered for each one run alone"
+            )
+        return Offer(shlex.join(narrowest[0]))
+    except NotCoverable as exc:
+        return Offer(None, str(exc))
+
+
+def _rule_covers(rule: str, words: Sequence[str], narrowest: Sequence[str]) -> bool:
+    try:
+        stored = shlex.split(rule)
+    except ValueError:
+        return False  # an old exact-command rule with unbalanced quotes
+    return (
+        len(narrowest) <= len(stored) <= len(words)
+        and list(words[: len(stored)]) == stored
+        and list(stored[: len(narrowest)]) == list(narrowest)
+    )
+
+
+def covered(command: object, rules: Iterable[str | None], workspace: Path) -> bool:
+    """True when the stored rule prefixes `rules` cover every part of `command`."""
+    prefixes = [rule for rule in rules if isinstance(rule, str)]
+    if not prefixes:
+        return False
+    try:
+        segments = simple_commands(command, workspace)
+        return all(
+            any(_rule_covers(rule, words, _narrowest_rule(words, workspace)) for rule in prefixes)
+            for words in segments
+        )
+    except NotCoverable:
+        return False
