@@ -75,6 +75,19 @@ async def test_reject_once_leaves_the_file_alone(
     assert "reject" in tool_message["content"].lower()
 
 
+async def test_a_command_no_rule_may_cover_offers_no_allow_always(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    victim = workspace.parent / "victim"
+    victim.mkdir()
+    fake_openai.add_steps([_run("rm -rf ../victim"), {"content": "Not run."}])
+    await agent.client.answers.put("reject_once")
+    await _prompt(agent, "remove it")
+    [asked] = agent.client.permission_requests
+    assert [o.kind for o in asked["options"]] == ["allow_once", "reject_once", "reject_always"]
+    assert victim.exists()
+
+
 async def test_a_cancelled_permission_request_is_a_rejection(
     fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
 ) -> None:
