@@ -134,6 +134,14 @@ UNCOVERABLE_SHAPES = [
     ("pytest -o/tmp/x", "outside the workspace"),
     ("pytest link", "outside the workspace"),  # a symlink in the workspace to outside
     ("pytest link/deeper", "outside the workspace"),
+    ("cat sub/inner", "outside the workspace"),  # a symlink one folder down
+    ("cd sub && cat inner", "outside the workspace"),  # the same, read after `cd`
+    ("cd sub | cat inner", "outside the workspace"),
+    ("cd && cat x", "`cd` goes home"),
+    ("cd - && cat x", "`cd` goes home"),
+    ("make DESTDIR=/usr install", "outside the workspace"),
+    ("pytest --rootdir ../x", "outside the workspace"),
+    ("pytest x:../y", "outside the workspace"),
     ("pytest l*", "outside the workspace"),  # the wildcard matches the symlink
     ("pytest $(whoami)", "substitutes"),
     ("pytest `whoami`", "substitutes"),
@@ -166,10 +174,13 @@ def test_chains_expansions_and_outside_paths_are_not_covered_by_a_pytest_rule(
     workspace.mkdir()
     (tmp_path / "outside").mkdir()
     (workspace / "link").symlink_to(tmp_path / "outside")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "inner").symlink_to(tmp_path / "outside")
     policy = ApprovalPolicy(
         workspace, WorkspaceRuleStore(tmp_path / "approvals.json"), auto_approve=False
     )
-    policy.session_rules += [Rule(tool="execute", command_prefix=p) for p in ("pytest", "cat")]
+    rules = ("pytest", "cat", "cd", "make install")
+    policy.session_rules += [Rule(tool="execute", command_prefix=p) for p in rules]
     assert policy.needs_approval("execute", {"command": command})
     assert always_options("execute", {"command": command}, workspace) == []
     assert reason in (always_refusal("execute", {"command": command}, workspace) or "")
@@ -201,6 +212,10 @@ def test_a_command_of_the_wrong_type_is_asked_and_offered_nothing(
         (["pytest", "git status"], "pytest\ngit status", True),
         (["git log"], "git log | head", False),  # every part needs its rule
         (["git log", "head"], "git log | head -5", True),
+        (["cd", "pytest"], "cd tests && pytest -q", True),
+        (["pytest"], "cd tests && pytest -q", False),  # `cd` was never approved
+        (["pytest"], "pytest tests/*.py", True),
+        (["git push"], "git push https://example.com/r.git main", True),
         # An old broad rule covers no more than the rule offered now would.
         (["python"], "python -m pytest", False),
         (["python -m pytest"], "python -m pytest -x", True),

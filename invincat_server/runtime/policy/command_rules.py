@@ -23,19 +23,18 @@ before them (`approvals.json` may hold `rm` or `python`) grants no more than the
 
 from __future__ import annotations
 
-import glob
 import os
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from invincat_server.runtime.policy import command_paths
 from invincat_server.runtime.policy.dangerous_commands import why_never_remembered
 
 MAX_COMMAND_CHARS = 4000
 """Longer commands are asked every time (and never handed to the parser)."""
-_MAX_GLOB_MATCHES = 500
 # Options before the subcommand make the whole command the rule (`make -j4 test`).
 _SUBCOMMAND_TOOLS = frozenset(
     {
@@ -62,8 +61,6 @@ _COMMAND_RUNNERS = {
     ("npx",): 1,
     ("bunx",): 1,
 }
-_URL_SCHEME = ("http://", "https://", "ssh://", "git://", "file://", "git+")
-_GLOB_CHARS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
@@ -119,7 +116,15 @@ def _word_text(node: Any) -> str:
     return str(node.word)
 
 
-def _redirect(node: Any, workspace: Path) -> None:
+@dataclass
+class Segment:
+    """One simple command: its words, and the files its `<` redirections read."""
+
+    words: list[str] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+
+
+def _redirect(node: Any, segment: Segment) -> None:
     if node.type in ("<<", "<<-"):
         raise NotCoverable("it has a here-document (its text is expanded by the shell)")
     target = node.output
@@ -129,32 +134,31 @@ def _redirect(node: Any, workspace: Path) -> None:
     if node.type == "<<<":
         return  # a here-string: text on stdin, not a path
     if node.type == "<":
-        _check_paths(path, workspace)
-        return
-    if path != "/dev/null":
+        segment.reads.append(path)
+    elif path != "/dev/null":
         raise NotCoverable("it writes a file through a redirection")
 
 
-def _simple_command(node: Any, workspace: Path) -> list[str]:
-    words = []
+def _simple_command(node: Any) -> Segment:
+    segment = Segment()
     for part in node.parts:
         if part.kind == "word":
-            words.append(_word_text(part))
+            segment.words.append(_word_text(part))
         elif part.kind == "redirect":
-            _redirect(part, workspace)
+            _redirect(part, segment)
         else:  # assignment (`PATH=... pytest`), reserved words, anything else
             raise NotCoverable("it sets variables or uses shell syntax beyond plain commands")
-    if not words:
+    if not segment.words:
         raise NotCoverable("it has a redirection but no command")
-    return words
+    return segment
 
 
-def _segments(node: Any, workspace: Path, into: list[list[str]]) -> None:
+def _segments(node: Any, into: list[Segment]) -> None:
     if node.kind == "command":
-        into.append(_simple_command(node, workspace))
+        into.append(_simple_command(node))
     elif node.kind in ("list", "pipeline"):
         for part in node.parts:
-            _segments(part, workspace, into)
+            _segments(part, into)
     elif node.kind == "operator" and node.op in ("&&", "||", ";", "\n"):
         return
     elif node.kind == "pipe" and node.pipe == "|":
@@ -163,8 +167,8 @@ def _segments(node: Any, workspace: Path, into: list[list[str]]) -> None:
         raise NotCoverable("it uses shell syntax beyond plain commands joined by && || ; |")
 
 
-def simple_commands(command: object, workspace: Path) -> list[list[str]]:
-    """The words of each simple command in `command`; raises NotCoverable."""
+def simple_commands(command: object) -> list[Segment]:
+    """Each simple command in `command`; raises NotCoverable."""
     if not isinstance(command, str) or not command.strip():
         raise NotCoverable("the command is not a non-empty string")
     if "\x00" in command or len(command) > MAX_COMMAND_CHARS:
@@ -177,69 +181,31 @@ def simple_commands(command: object, workspace: Path) -> list[list[str]]:
         trees = bashlex.parse(command)
     except Exception as exc:  # any failure of the parser means: ask
         raise NotCoverable("the shell parser cannot read it") from exc
-    found: list[list[str]] = []
+    found: list[Segment] = []
     for tree in trees:
-        _segments(tree, workspace, found)
+        _segments(tree, found)
     return found
-
-
-# --- paths ---------------------------------------------------------------------------
-
-
-def _candidates(word: str) -> list[str]:
-    """The parts of one word that may name a path (`--out=../x` gives `../x`)."""
-    if word.startswith("-"):
-        value = word.split("=", 1)[1] if "=" in word else word[2:]
-        return [value] if value.startswith(("/", "~", ".")) or "/" in value else []
-    if word.startswith(_URL_SCHEME):
-        return []
-    return [word, *word.split(":")] if ":" in word else [word]
-
-
-def _inside(path: str, workspace: Path) -> bool:
-    real_root = os.path.realpath(workspace)
-    real = os.path.realpath(os.path.join(real_root, os.path.expanduser(path)))
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
-
-
-def _expanded(candidate: str, workspace: Path) -> list[str]:
-    if not _GLOB_CHARS & set(candidate):
-        return [candidate]
-    pattern = os.path.expanduser(candidate)
-    matches = glob.glob(pattern, root_dir=workspace) if workspace.is_dir() else []
-    if len(matches) > _MAX_GLOB_MATCHES:
-        raise NotCoverable("its wildcard matches too many files to check")
-    return [candidate, *matches]
-
-
-def _check_paths(word: str, workspace: Path) -> None:
-    for candidate in _candidates(word):
-        if not candidate:
-            continue
-        for path in _expanded(candidate, workspace):
-            looks_like_path = path.startswith(("/", "~", ".")) or "/" in path
-            if not looks_like_path and not os.path.lexists(workspace / path):
-                continue
-            if not _inside(path, workspace):
-                raise NotCoverable(f"`{word}` is outside the workspace")
 
 
 # --- offering and matching -----------------------------------------------------------
 
 
-def _narrowest_rule(words: Sequence[str], workspace: Path) -> list[str]:
-    """`rule_words` of a simple command whose paths all stay inside the workspace."""
-    narrowest = rule_words(words)  # what it does comes first: the more telling reason
-    for word in words:
-        _check_paths(word, workspace)
+def _narrowest_rules(segments: Sequence[Segment], workspace: Path) -> list[list[str]]:
+    """`rule_words` of each simple command, once all their paths are known to stay inside
+    the workspace; raises NotCoverable."""
+    narrowest = [rule_words(s.words) for s in segments]  # what it does: the telling reason
+    try:
+        command_paths.check([[*s.words, *s.reads] for s in segments], workspace)
+    except command_paths.OutsideWorkspace as exc:
+        raise NotCoverable(str(exc)) from exc
     return narrowest
 
 
 def offer(command: object, workspace: Path) -> Offer:
     """The rule to offer for `command`, or why none is offered."""
     try:
-        segments = simple_commands(command, workspace)
-        narrowest = [_narrowest_rule(words, workspace) for words in segments]
+        segments = simple_commands(command)
+        narrowest = _narrowest_rules(segments, workspace)
         if len(segments) > 1:
             raise NotCoverable(
                 "it chains several commands; 'always' is offered for each one run alone"
@@ -267,10 +233,11 @@ def covered(command: object, rules: Iterable[str | None], workspace: Path) -> bo
     if not prefixes:
         return False
     try:
-        segments = simple_commands(command, workspace)
+        segments = simple_commands(command)
+        narrowest = _narrowest_rules(segments, workspace)
         return all(
-            any(_rule_covers(rule, words, _narrowest_rule(words, workspace)) for rule in prefixes)
-            for words in segments
+            any(_rule_covers(rule, segment.words, narrow) for rule in prefixes)
+            for segment, narrow in zip(segments, narrowest, strict=True)
         )
     except NotCoverable:
         return False
