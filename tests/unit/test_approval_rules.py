@@ -143,7 +143,15 @@ UNCOVERABLE_SHAPES = [
     ("pytest --rootdir ../x", "outside the workspace"),
     ("pytest x:../y", "outside the workspace"),
     ("pytest l*", "outside the workspace"),  # the wildcard matches the symlink
-    ("pytest $(whoami)", "substitutes"),
+    ("pytest {a,../../x}", "brace expansion"),  # bash makes it `pytest a ../../x`
+    ("pytest a{1..3}", "brace expansion"),
+    ("pytest \"a\"'b'", "quoting"),  # bashlex keeps a quote here that bash removes
+    ("\"r\"'m' -rf src", "quoting"),
+    ("git push \"-\"'f'", "quoting"),
+    ("pytest ~-/x", "outside the workspace"),  # $OLDPWD
+    ("pytest ~+/../x", "outside the workspace"),  # $PWD
+    ("pytest 2>&- ; rm x", "rm"),
+    ("pytest a#b; rm x", "rm"),  # `#` inside a word starts no comment
     ("pytest `whoami`", "substitutes"),
     ("pytest $HOME", "expands"),
     ("pytest ${HOME}", "expands"),
@@ -213,6 +221,8 @@ def test_a_command_of_the_wrong_type_is_asked_and_offered_nothing(
         (["git log"], "git log | head", False),  # every part needs its rule
         (["git log", "head"], "git log | head -5", True),
         (["cd", "pytest"], "cd tests && pytest -q", True),
+        (["pytest"], "pytest -q # ; rm -rf ..", True),  # a comment: bash runs pytest only
+        (["pytest"], "pytest 2>&-", True),
         (["pytest"], "cd tests && pytest -q", False),  # `cd` was never approved
         (["pytest"], "pytest tests/*.py", True),
         (["git push"], "git push https://example.com/r.git main", True),

@@ -13,12 +13,14 @@ from __future__ import annotations
 import glob
 import itertools
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 MAX_GLOB_MATCHES = 500
 _URL_SCHEME = ("http://", "https://", "ssh://", "git://", "file://", "git+")
 _GLOB_CHARS = frozenset("*?[")
+_DIRECTORY_STACK = re.compile(r"^~([+-]|\d)")
 
 
 class OutsideWorkspace(Exception):
@@ -39,6 +41,8 @@ def _candidates(word: str) -> list[str]:
 
 
 def _inside(path: str, base: str, root: str) -> bool:
+    if _DIRECTORY_STACK.match(path):
+        return False  # `~+`, `~-`, `~2`: bash's $PWD, $OLDPWD, the directory stack
     real = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 

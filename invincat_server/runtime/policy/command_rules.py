@@ -24,6 +24,7 @@ before them (`approvals.json` may hold `rm` or `python`) grants no more than the
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -107,13 +108,27 @@ def rule_words(words: Sequence[str]) -> list[str]:
 
 # --- reading the command -------------------------------------------------------------
 
+# `{a,b}` and `{1..3}`: bash expands them into several words (bashlex does not).
+_BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
-def _word_text(node: Any) -> str:
-    """A word with its quotes removed; expansions make the command uncoverable."""
+
+def _word_text(node: Any, command: str) -> str:
+    """A word with its quotes removed; expansions make the command uncoverable, and so
+    does quoting that bashlex and shlex read differently (`"r"'m'`: bashlex keeps a
+    quote, bash runs `rm`)."""
     for part in getattr(node, "parts", None) or []:
         if part.kind != "tilde":
             raise NotCoverable("it expands variables or substitutes commands")
-    return str(node.word)
+    word = str(node.word)
+    try:
+        agreed = shlex.split(command[node.pos[0] : node.pos[1]]) == [word]
+    except ValueError:
+        agreed = False
+    if not agreed:
+        raise NotCoverable("its quoting can be read more than one way")
+    if _BRACES.search(word):
+        raise NotCoverable("it has a brace expansion (`{a,b}`, `{1..3}`)")
+    return word
 
 
 @dataclass
@@ -124,13 +139,13 @@ class Segment:
     reads: list[str] = field(default_factory=list)
 
 
-def _redirect(node: Any, segment: Segment) -> None:
+def _redirect(node: Any, segment: Segment, command: str) -> None:
     if node.type in ("<<", "<<-"):
         raise NotCoverable("it has a here-document (its text is expanded by the shell)")
     target = node.output
-    if isinstance(target, int):
-        return  # `2>&1`: one descriptor onto another
-    path = _word_text(target)
+    if isinstance(target, int) or target == "-":
+        return  # `2>&1`, `2>&-`: one descriptor onto another, or closed
+    path = _word_text(target, command)
     if node.type == "<<<":
         return  # a here-string: text on stdin, not a path
     if node.type == "<":
@@ -139,13 +154,13 @@ def _redirect(node: Any, segment: Segment) -> None:
         raise NotCoverable("it writes a file through a redirection")
 
 
-def _simple_command(node: Any) -> Segment:
+def _simple_command(node: Any, command: str) -> Segment:
     segment = Segment()
     for part in node.parts:
         if part.kind == "word":
-            segment.words.append(_word_text(part))
+            segment.words.append(_word_text(part, command))
         elif part.kind == "redirect":
-            _redirect(part, segment)
+            _redirect(part, segment, command)
         else:  # assignment (`PATH=... pytest`), reserved words, anything else
             raise NotCoverable("it sets variables or uses shell syntax beyond plain commands")
     if not segment.words:
@@ -153,12 +168,12 @@ def _simple_command(node: Any) -> Segment:
     return segment
 
 
-def _segments(node: Any, into: list[Segment]) -> None:
+def _segments(node: Any, command: str, into: list[Segment]) -> None:
     if node.kind == "command":
-        into.append(_simple_command(node))
+        into.append(_simple_command(node, command))
     elif node.kind in ("list", "pipeline"):
         for part in node.parts:
-            _segments(part, into)
+            _segments(part, command, into)
     elif node.kind == "operator" and node.op in ("&&", "||", ";", "\n"):
         return
     elif node.kind == "pipe" and node.pipe == "|":
@@ -177,13 +192,14 @@ def simple_commands(command: object) -> list[Segment]:
     # a session that checks a shell command should pay.
     import bashlex
 
-    try:
-        trees = bashlex.parse(command)
-    except Exception as exc:  # any failure of the parser means: ask
-        raise NotCoverable("the shell parser cannot read it") from exc
     found: list[Segment] = []
-    for tree in trees:
-        _segments(tree, found)
+    try:
+        for tree in bashlex.parse(command):
+            _segments(tree, command, found)
+    except NotCoverable:
+        raise
+    except Exception as exc:  # any failure reading the parser's tree means: ask
+        raise NotCoverable("the shell parser cannot read it") from exc
     return found
 
 
