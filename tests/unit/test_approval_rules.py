@@ -152,6 +152,11 @@ UNCOVERABLE_SHAPES = [
     ("pytest ~+/../x", "outside the workspace"),  # $PWD
     ("pytest 2>&- ; rm x", "rm"),
     ("pytest a#b; rm x", "rm"),  # `#` inside a word starts no comment
+    ("r? -rf src", "wildcard"),  # bash runs a file named `rm` found by the wildcard
+    ("git pu?h --force", "wildcard"),
+    ("pytest -[k] x", "wildcard"),
+    ("pytest .*", "may match `..`"),
+    ("pytest src/.[a-z]*", "may match `..`"),
     ("pytest `whoami`", "substitutes"),
     ("pytest $HOME", "expands"),
     ("pytest ${HOME}", "expands"),
@@ -225,6 +230,7 @@ def test_a_command_of_the_wrong_type_is_asked_and_offered_nothing(
         (["pytest"], "pytest 2>&-", True),
         (["pytest"], "cd tests && pytest -q", False),  # `cd` was never approved
         (["pytest"], "pytest tests/*.py", True),
+        (["pytest"], "pytest -k 'test_*'", True),  # a wildcard in an option's value
         (["git push"], "git push https://example.com/r.git main", True),
         # An old broad rule covers no more than the rule offered now would.
         (["python"], "python -m pytest", False),

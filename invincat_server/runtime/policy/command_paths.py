@@ -20,6 +20,7 @@ from pathlib import Path
 MAX_GLOB_MATCHES = 500
 _URL_SCHEME = ("http://", "https://", "ssh://", "git://", "file://", "git+")
 _GLOB_CHARS = frozenset("*?[")
+_DOT_WILDCARD = re.compile(r"(^|/)\.[*?\[]")
 _DIRECTORY_STACK = re.compile(r"^~([+-]|\d)")
 
 
@@ -50,6 +51,8 @@ def _inside(path: str, base: str, root: str) -> bool:
 def _expanded(candidate: str, base: str) -> list[str]:
     if not _GLOB_CHARS & set(candidate):
         return [candidate]
+    if _DOT_WILDCARD.search(candidate):
+        raise OutsideWorkspace(f"`{candidate}` may match `..` (bash before 5.2 does)")
     pattern = os.path.expanduser(candidate)
     matches = list(itertools.islice(glob.iglob(pattern, root_dir=base), MAX_GLOB_MATCHES + 1))
     if len(matches) > MAX_GLOB_MATCHES:

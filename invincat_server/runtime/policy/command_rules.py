@@ -109,6 +109,7 @@ def rule_words(words: Sequence[str]) -> list[str]:
 # --- reading the command -------------------------------------------------------------
 
 # `{a,b}` and `{1..3}`: bash expands them into several words (bashlex does not).
+_GLOB_CHARS = frozenset("*?[")
 _BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
 
@@ -210,6 +211,12 @@ def _narrowest_rules(segments: Sequence[Segment], workspace: Path) -> list[list[
     """`rule_words` of each simple command, once all their paths are known to stay inside
     the workspace; raises NotCoverable."""
     narrowest = [rule_words(s.words) for s in segments]  # what it does: the telling reason
+    for segment, rule in zip(segments, narrowest, strict=True):
+        # bash would replace a wildcard here by file names (`r? -rf x` runs a file `rm`):
+        # the checks above would not have seen the real program, subcommand or option.
+        named = [*rule, *(word for word in segment.words if word.startswith("-"))]
+        if any(_GLOB_CHARS & set(word) for word in named):
+            raise NotCoverable("a wildcard stands for the program, subcommand or an option")
     try:
         command_paths.check([[*s.words, *s.reads] for s in segments], workspace)
     except command_paths.OutsideWorkspace as exc:
