@@ -106,6 +106,9 @@ NEVER_REMEMBERED = [
     "git branch -D old",
     "uv run python x.py",
     "npx rm -rf x",
+    "poetry run bash",
+    "uv run --with x python -c 1",
+    "npm exec -- rm -rf x",
     "tar -xf a.tar --to-command=sh",
 ]
 

@@ -93,7 +93,9 @@ def rule_words(words: Sequence[str]) -> list[str]:
     if length is not None:
         inner = words[length:]
         if not inner or inner[0].startswith("-"):
-            return list(words)  # options of the runner: only this exact command
+            # `uv run --with x python -c ...`: which words are the program is the runner's
+            # business, so the dangerous-program check could not be sure to see it.
+            raise NotCoverable(f"`{' '.join(words[:length])}` with options first")
         return [*words[:length], *rule_words(inner)]
     if len(words) == 1:
         return list(words)
