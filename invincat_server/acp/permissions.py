@@ -53,7 +53,9 @@ def _workspace_option(request: ApprovalRequested) -> Any:
 def _rule_words(request: ApprovalRequested) -> str:
     option = _workspace_option(request)
     if option is None:
-        return f"`{request.tool_name}` calls"
+        # What DenyRule.covers then matches: later calls of the tool with no option either
+        # (`rm`, chains, paths outside), not the ones an 'always' rule could cover.
+        return f"`{request.tool_name}` calls offered no 'always' rule"
     if option.command_prefix is not None:
         return f"shell commands starting with `{option.command_prefix}`"
     if option.tool == "file_writes":

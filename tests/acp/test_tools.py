@@ -85,6 +85,9 @@ async def test_a_command_no_rule_may_cover_offers_no_allow_always(
     await _prompt(agent, "remove it")
     [asked] = agent.client.permission_requests
     assert [o.kind for o in asked["options"]] == ["allow_once", "reject_once", "reject_always"]
+    assert asked["options"][-1].name == (
+        "Reject, and reject `execute` calls offered no 'always' rule for the rest of this session"
+    )
     assert victim.exists()
 
 
