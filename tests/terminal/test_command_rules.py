@@ -22,6 +22,7 @@ import pytest
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.deadlines import DEADLINE
 from tests.terminal.cli_process import LiveInvincat
+from tests.terminal.pty_terminal import Terminal
 
 ALWAYS_SESSION = "s\n"
 REJECT = "n\n\n"  # no, with an empty reason
@@ -172,4 +173,43 @@ def test_an_old_broad_rm_rule_in_approvals_json_does_not_cover_rm_rf(
     repl = start_repl()
     asked = repl.turn("rm -rf ../victim", answer=REJECT)
     assert asked is not None, "an old `rm` rule let rm -rf ../victim run"
+    assert (victim / "precious.txt").read_text() == "keep me\n"
+
+
+def test_the_reported_attack_at_a_real_terminal(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, victim: Path
+) -> None:
+    """As reported: `s` at the first prompt, then `rm -rf ../victim` must ask."""
+    fake_openai.add_steps(
+        [
+            _run("rm -f nothing.txt"),
+            {"content": "Removed nothing."},
+            _run("rm -rf ../victim"),
+            {"content": "Left it."},
+        ]
+    )
+    term = Terminal(["chat", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.line("remove nothing.txt")
+        term.expect("> ")
+        term.line("s")
+        term.expect(REFUSED)
+        term.send("y")
+        term.expect("Removed nothing.")
+        term.expect("› ")
+        term.line("remove ../victim")
+        asked = term.expect("> ")
+        term.send("n")
+        term.expect("Reason")
+        term.line("")
+        term.expect("Left it.")
+        term.expect("› ")
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    assert "rm -rf ../victim" in asked and "[y] approve" in asked
+    assert f"{NOTE}: `rm`: it deletes files; approve it once or reject it" in asked
+    assert "[s]" not in asked
     assert (victim / "precious.txt").read_text() == "keep me\n"
