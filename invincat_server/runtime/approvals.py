@@ -20,7 +20,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from invincat_server.runtime.events import AlwaysOption
-from invincat_server.runtime.policy import command_rules, file_lock, rule_files, sanctioned
+from invincat_server.runtime.policy import (
+    command_rules,
+    file_lock,
+    rule_files,
+    rule_listing,
+    sanctioned,
+)
 from invincat_server.runtime.policy.settings_grants import project_settings_name
 from invincat_server.runtime.tool_traits import FREE_TOOLS, WRITES_FILES
 
@@ -182,6 +188,15 @@ class WorkspaceRuleStore:
             rules.append(rule.model_dump())
             rule_files.save(self.path, data, temp_prefix=".approvals.")
 
+    def listed(self, workspace: Path | None) -> list[rule_listing.ListedRule]:
+        """`workspace`'s rules (None: every workspace's) with ids; never changes the file
+        (a damaged one raises `rule_listing.RulesFileDamaged`)."""
+        return rule_listing.workspace_rules(self.path, workspace)
+
+    def revoke(self, workspace: Path, rule_id: str) -> rule_listing.ListedRule:
+        """Remove one rule by id, under the file lock; `UnknownRule` when there is none."""
+        return rule_listing.revoke_workspace_rule(self.path, workspace, rule_id)
+
 
 class ApprovalPolicy:
     """Decides which tool calls need a person, and remembers 'always' answers."""
@@ -217,3 +232,18 @@ class ApprovalPolicy:
         ):
             self.session_rules.append(rule)
         return option.label
+
+    def listed_session_rules(self) -> list[rule_listing.ListedRule]:
+        """This session's rules (kept in memory by this process), oldest first."""
+        return [rule_listing.listed_session_rule(r, self.workspace) for r in self.session_rules]
+
+    def list_rules(self) -> list[rule_listing.ListedRule]:
+        """This session's rules, then this workspace's persisted ones (a damaged rules
+        file raises `rule_listing.RulesFileDamaged`; `listed_session_rules` still works)."""
+        return self.listed_session_rules() + self.store.listed(self.workspace)
+
+    def revoke_rule(self, rule_id: str) -> rule_listing.ListedRule:
+        """Take back one of `list_rules()` by id; the next matching call asks again."""
+        rule_id = rule_listing.check_id(rule_id)
+        found = rule_listing.revoke_session_rule(self.session_rules, self.workspace, rule_id)
+        return found if found is not None else self.store.revoke(self.workspace, rule_id)
