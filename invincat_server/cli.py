@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     from invincat_server.terminal.memory_cli import add_memory_parser
 
     add_memory_parser(sub)
+
+    from invincat_server.terminal.rules_cli import add_rules_parser
+
+    add_rules_parser(sub)
     return parser
 
 
@@ -215,6 +219,21 @@ def _run_chat(
         return 130
 
 
+def _run_bookkeeping(settings: Settings, args: argparse.Namespace) -> int:
+    """The commands that need no agent stack: memory, threads, rules."""
+    if args.command == "memory":
+        from invincat_server.terminal.memory_cli import run_memory_command
+
+        return run_memory_command(settings, args)
+    if args.command == "threads":
+        from invincat_server.terminal.threads_cli import run_threads_command
+
+        return run_threads_command(settings, args)
+    from invincat_server.terminal.rules_cli import run_rules_command
+
+    return run_rules_command(settings, args)
+
+
 def _run(argv: list[str] | None, warm: bool) -> int:
     raw_argv = sys.argv[1:] if argv is None else list(argv)
     if raw_argv and all(arg == "--stdio" for arg in raw_argv):
@@ -266,14 +285,8 @@ def _run(argv: list[str] | None, warm: bool) -> int:
 
         use_warm = warm and warm_setting(os.environ) is not False
         return _run_chat(parser, args, settings, raw_argv if use_warm else None)
-    if args.command == "memory":
-        from invincat_server.terminal.memory_cli import run_memory_command
-
-        return run_memory_command(settings, args)
-    if args.command == "threads":
-        from invincat_server.terminal.threads_cli import run_threads_command
-
-        return run_threads_command(settings, args)
+    if args.command in ("memory", "threads", "rules"):
+        return _run_bookkeeping(settings, args)
     parser.print_help()
     return EXIT_USAGE
 

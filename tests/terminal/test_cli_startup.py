@@ -1,5 +1,5 @@
-"""The bookkeeping commands start at once: `invincat --help`, `--version`, `threads list`
-and `memory list|show|log` never load LangChain, LangGraph, the OpenAI SDK or the front
+"""The bookkeeping commands start at once: `invincat --help`, `--version`, `threads list`,
+`rules list` and `memory list|show|log` never load LangChain, LangGraph, the OpenAI SDK or the front
 ends' stacks, and the memory reads not even pydantic (issue 15). Checked on the real
 console script with Python's own import log (`PYTHONPROFILEIMPORTTIME=1` is `-X importtime`
 for a process we do not launch ourselves), together with the commands' output. Their wall
@@ -251,3 +251,11 @@ def test_one_shot_chat_never_rescans_the_agent_stack(
     assert done.returncode == 0, done.stderr
     assert '"status": "completed"' in done.stdout.splitlines()[-1]
     assert not rescans_of_the_stack(done.stderr), done.stderr
+
+
+def test_rules_list_loads_nothing_heavy(invincat_env: dict[str, str], workspace: Path) -> None:
+    done, loaded = run_logged(["rules", "list", "--json", "--cwd", str(workspace)], invincat_env)
+    assert done.returncode == 0, plain_stderr(done)
+    assert json.loads(done.stdout) == {"items": []}
+    assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
+    assert "pydantic" not in loaded

@@ -1,0 +1,130 @@
+"""`invincat rules list [--json] [--all]` and `invincat rules revoke ID [--yes] [--json]`.
+
+The 'always allow' rules persisted in `$INVINCAT_HOME/approvals.json`, for this project
+(the root found from `--cwd` / the current directory, as `invincat chat` finds it) or,
+with `--all`, for every workspace. Session rules live only inside the process that
+granted them: the REPL's `/rules` and the editors show those. No agent stack, no model:
+this translates to `runtime/policy/rule_listing.py` and prints.
+
+Exit codes: 0 done (also "nothing revoked" after a no at the question), 1 unknown id or a
+damaged / locked rules file (nothing changed), 2 usage errors (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.config import Settings
+    from invincat_server.runtime.policy.rule_listing import ListedRule
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def add_rules_parser(subparsers: Any) -> None:
+    rules = subparsers.add_parser("rules", help="'always allow' approval rules: list, revoke")
+    rules_sub = rules.add_subparsers(dest="rules_command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--cwd", metavar="DIR", help="project directory (default: current)")
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    listing = rules_sub.add_parser(
+        "list", parents=[common], help="this workspace's remembered rules, with their ids"
+    )
+    listing.add_argument("--all", action="store_true", help="the rules of every workspace")
+    revoke = rules_sub.add_parser(
+        "revoke", parents=[common], help="take back one rule (asks first); the call asks again"
+    )
+    revoke.add_argument("rule_id", metavar="ID", help="the rule's id (see `rules list`)")
+    revoke.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
+
+
+def run_rules_command(settings: Settings, args: argparse.Namespace) -> int:
+    from invincat_server.runtime.config import find_project_root
+    from invincat_server.runtime.policy.file_lock import FileLockTimeout
+    from invincat_server.runtime.policy.rule_listing import RuleError
+    from invincat_server.runtime.policy.workspace import Workspace
+
+    cwd = Path(args.cwd) if args.cwd else Path(os.getcwd())
+    if not cwd.is_dir():
+        return _fail(f"--cwd {cwd} is not a directory.")
+    # The same canonical root a chat's policy stores its rules under.
+    root = Workspace(find_project_root(cwd)).root
+    try:
+        if args.rules_command == "list":
+            return _list(settings.approvals_file, None if args.all else root, args.json)
+        return _revoke(settings.approvals_file, root, args)
+    except (RuleError, FileLockTimeout) as exc:
+        return _fail(str(exc))
+
+
+def _list(path: Path, root: Path | None, as_json: bool) -> int:
+    from invincat_server.runtime.policy.rule_listing import workspace_rules
+
+    rules = workspace_rules(path, root)
+    if as_json:
+        print(json.dumps({"items": [rule.to_json() for rule in rules]}))
+        return EXIT_OK
+    if not rules:
+        where = "any workspace" if root is None else str(root)
+        print(f"No remembered approval rules for {where}.")
+        return EXIT_OK
+    print(f"{'ID':<14}  {'CREATED':<25}  COVERS")
+    for rule in rules:
+        print(f"{rule.id:<14}  {_printable(rule.created_at):<25}  {_printable(rule.covers)}")
+    return EXIT_OK
+
+
+def _revoke(path: Path, root: Path, args: argparse.Namespace) -> int:
+    from invincat_server.runtime.policy.rule_listing import (
+        check_id,
+        revoke_workspace_rule,
+        unknown,
+        workspace_rules,
+    )
+
+    wanted = check_id(args.rule_id)
+    rule = next((r for r in workspace_rules(path, root) if r.id == wanted), None)
+    if rule is None:
+        raise unknown(wanted)
+    if not args.yes:
+        if args.json:
+            return _fail("--json needs --yes: there is no one to ask.")
+        print(f"Rule {rule.id}: {_printable(rule.covers)}")
+        if not _confirm("Revoke it? Matching calls will ask again."):
+            print("Nothing revoked.")
+            return EXIT_OK
+    revoked = revoke_workspace_rule(path, root, wanted)
+    if args.json:
+        print(json.dumps({"revoked": revoked.to_json()}))
+    else:
+        print(f"Revoked {revoked.id}: {_printable(revoked.covers)}")
+    return EXIT_OK
+
+
+def _printable(text: str) -> str:
+    # The file is the user's, but a hand-edited entry must not drive the terminal.
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def _confirm(question: str) -> bool:
+    """Ask on stdin; anything but y/yes (including end of input) is a no."""
+    print(f"{question} [y/N] ", end="", flush=True)
+    answer = sys.stdin.readline()
+    if not answer:
+        print()
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _fail(message: str) -> int:
+    print(f"invincat: {message}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def rule_line(rule: ListedRule) -> str:
+    """One rule as the terminal front ends print it."""
+    return f"{rule.id}  [{rule.scope}]  {_printable(rule.covers)}"
