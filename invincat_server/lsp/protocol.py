@@ -33,6 +33,8 @@ MEMORY_LOG = "invincat/memory/log"
 MEMORY_REVERT = "invincat/memory/revert"
 MEMORY_VERIFY = "invincat/memory/verify"
 OFFLOAD = "invincat/offload"
+RULES_LIST = "invincat/rules/list"
+RULES_REVOKE = "invincat/rules/revoke"
 STATUS = "invincat/status"
 """Whether the server is ready for chats (`StatusResult`); answered at once, any time."""
 DEBUG_STATUS = "invincat/debug/status"
@@ -55,6 +57,8 @@ REQUESTS = frozenset(
         MEMORY_REVERT,
         MEMORY_VERIFY,
         OFFLOAD,
+        RULES_LIST,
+        RULES_REVOKE,
         STATUS,
         DEBUG_STATUS,
     }
@@ -332,6 +336,23 @@ class OffloadParams:
 P = TypeVar("P")
 
 
+@attrs.frozen
+class RulesListParams:
+    """`invincat/rules/list`: the project's 'always' approval rules (session + workspace)."""
+
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
+
+
+@attrs.frozen
+class RulesRevokeParams:
+    """`invincat/rules/revoke`: take back one rule by id (the editor asks the user first)."""
+
+    id: str = attrs.field(metadata=_json("id", (str,)))
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project (docs/protocol.md, "Multi-root workspaces")."""
+
+
 def json_kind(value: Any) -> str:
     """The JSON type of a decoded value, as error messages name it."""
     if value is None:
@@ -490,6 +511,17 @@ class OffloadResult(TypedDict):
     file: str | None
     tokensBefore: int
     tokensAfter: int
+
+
+class RulesListResult(TypedDict):
+    items: list[dict[str, Any]]
+    """`{id, scope, effect, tool, command, covers, createdAt, workspace}` each."""
+    problems: list[str]
+    """Why some rules could not be listed (a damaged approvals.json); usually empty."""
+
+
+class RulesRevokeResult(TypedDict):
+    revoked: dict[str, Any]
 
 
 class MemoryDidChangeParams(TypedDict):

@@ -339,6 +339,7 @@ def build_server() -> InvincatLanguageServer:
         documents,
         lifecycle,
         memory,
+        rules,
         threads,
     )
     from invincat_server.lsp.protocol import (
@@ -354,6 +355,8 @@ def build_server() -> InvincatLanguageServer:
         OFFLOAD,
         PENDING_APPROVALS,
         RESOLVE_APPROVAL,
+        RULES_LIST,
+        RULES_REVOKE,
         STATUS,
         THREADS_DELETE,
         THREADS_HISTORY,
@@ -403,6 +406,8 @@ def build_server() -> InvincatLanguageServer:
         (MEMORY_LOG, memory.invincat_memory_log, None),
         (MEMORY_REVERT, memory.invincat_memory_revert, None),
         (MEMORY_VERIFY, memory.invincat_memory_verify, None),
+        (RULES_LIST, rules.invincat_rules_list, None),
+        (RULES_REVOKE, rules.invincat_rules_revoke, None),
     ]
     for method, handler, options in features:
         ls.feature(method, options)(handler)

@@ -20,6 +20,8 @@ M.MEMORY_REVERT = "invincat/memory/revert"
 M.MEMORY_VERIFY = "invincat/memory/verify"
 M.MEMORY_SHOW = "invincat/memory/show"
 M.OFFLOAD = "invincat/offload"
+M.RULES_LIST = "invincat/rules/list"
+M.RULES_REVOKE = "invincat/rules/revoke"
 M.STATUS = "invincat/status"
 M.DEBUG_STATUS = "invincat/debug/status"
 

@@ -1,0 +1,109 @@
+"""`invincat/rules/list` and `invincat/rules/revoke` on the real language server: rules
+granted through real approvals are listed (session and workspace) with the label they
+were granted with, revoking one makes the next call ask again; bad params are -32602 and
+change nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.lsp.client import InvincatClient, file_uri
+
+
+def _execute(command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "execute", "arguments": {"command": command}}]}
+
+
+async def _asked(lsp: InvincatClient, fake: FakeOpenAIServer, command: str) -> tuple[str, Any]:
+    """Start a chat whose model runs `command`; (its turn id, the approval event)."""
+    fake.add_steps([_execute(command), {"content": "ran"}])
+    ref = await lsp.chat(f"run {command}")
+    found = await lsp.wait_event("approval_requested", where=lambda e: e["turnId"] == ref["turnId"])
+    return ref["turnId"], found["event"]
+
+
+async def _grant(lsp: InvincatClient, fake: FakeOpenAIServer, command: str, scope: str) -> str:
+    turn_id, asked = await _asked(lsp, fake, command)
+    await lsp.resolve(asked["approval_id"], "approve_always", scope=scope)
+    assert (await lsp.turn_end(turn_id))["status"] == "completed"
+    label: str = next(o for o in asked["always_options"] if o["scope"] == scope)["label"]
+    return label
+
+
+async def _refused(lsp: InvincatClient, method: str, params: Any, code: int = -32602) -> str:
+    with pytest.raises(JsonRpcException) as caught:
+        await lsp.request(method, params)
+    assert caught.value.code == code, caught.value
+    return str(caught.value.message)
+
+
+async def test_rules_are_listed_and_a_revoked_one_asks_again(
+    lsp: InvincatClient, fake_openai: FakeOpenAIServer, workspace: Path, invincat_home: Path
+) -> None:
+    session_label = await _grant(lsp, fake_openai, "pytest --version", "session")
+    workspace_label = await _grant(lsp, fake_openai, "ls -la", "workspace")
+
+    listed = await lsp.request("invincat/rules/list", {"folder": file_uri(workspace)})
+    assert listed["problems"] == []
+    by_scope = {item["scope"]: item for item in listed["items"]}
+    assert [item["scope"] for item in listed["items"]] == ["session", "workspace"]
+    assert by_scope["session"]["covers"] == session_label
+    assert by_scope["workspace"]["covers"] == workspace_label
+    assert by_scope["workspace"]["command"] == "ls"
+    assert by_scope["workspace"]["workspace"] == str(workspace.resolve())
+
+    for item in listed["items"]:
+        answer = await lsp.request("invincat/rules/revoke", {"id": item["id"]})
+        assert answer["revoked"]["id"] == item["id"]
+    assert (await lsp.request("invincat/rules/list", {}))["items"] == []
+    assert "ls" not in (invincat_home / "approvals.json").read_text(encoding="utf-8")
+
+    # Neither rule covers the call any more: it asks again.
+    turn_id, asked = await _asked(lsp, fake_openai, "pytest -q")
+    assert asked["tool_name"] == "execute"
+    await lsp.resolve(asked["approval_id"], "reject")
+    assert (await lsp.turn_end(turn_id))["status"] == "completed"
+
+
+async def test_bad_params_are_refused_and_change_nothing(
+    lsp: InvincatClient,
+    fake_openai: FakeOpenAIServer,
+    workspace: Path,
+    invincat_home: Path,
+    tmp_path: Path,
+) -> None:
+    await _grant(lsp, fake_openai, "ls -la", "workspace")
+    before = (invincat_home / "approvals.json").read_bytes()
+    revoke = "invincat/rules/revoke"
+    assert "`id` must be a string, got number" in await _refused(lsp, revoke, {"id": 42})
+    assert "`id` is required" in await _refused(lsp, revoke, {})
+    assert "expected an object" in await _refused(lsp, revoke, ["r_1"])
+    for bad in ("r_000000000000", "r_\x00", "x" * 1_000_000):
+        assert "No approval rule with id" in await _refused(lsp, revoke, {"id": bad})
+    outside = file_uri(tmp_path / "elsewhere")
+    assert "in no open workspace folder" in await _refused(
+        lsp, "invincat/rules/list", {"folder": outside}
+    )
+    assert "`folder` must be a string" in await _refused(lsp, "invincat/rules/list", {"folder": 1})
+    assert (invincat_home / "approvals.json").read_bytes() == before
+    assert len((await lsp.request("invincat/rules/list", {}))["items"]) == 1
+
+
+async def test_a_damaged_rules_file_costs_only_its_own_rules(
+    lsp: InvincatClient, fake_openai: FakeOpenAIServer, invincat_home: Path
+) -> None:
+    await _grant(lsp, fake_openai, "pytest --version", "session")
+    path = invincat_home / "approvals.json"
+    path.write_text("{not json", encoding="utf-8")
+    listed = await lsp.request("invincat/rules/list", {})
+    assert [item["scope"] for item in listed["items"]] == ["session"]
+    [problem] = listed["problems"]
+    assert "is damaged" in problem
+    message = await _refused(lsp, "invincat/rules/revoke", {"id": "r_000000000000"}, -32013)
+    assert "is damaged" in message
+    assert path.read_text(encoding="utf-8") == "{not json"
