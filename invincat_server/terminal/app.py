@@ -27,6 +27,7 @@ from invincat_server.runtime.turn import Turn
 from invincat_server.terminal.approver import Approver, AutoApprover, NoAnswer, PromptApprover
 from invincat_server.terminal.render import HumanRenderer, JsonRenderer
 from invincat_server.terminal.retry_watch import RetryWatch
+from invincat_server.terminal.rules_cli import repl_rules
 from invincat_server.terminal.stdin import Interrupted, LineReader, PlainPrompter
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ REPL_HELP = """Commands:
   /offload         move older messages of this thread out of the model's context
   /memory          list long-term memory entries (user and project)
   /skills          list the skills the agent can load
+  /rules           list the 'always' approval rules (this session's, this workspace's)
+  /rules revoke ID take one back: matching calls ask again
   /plan PROMPT     plan first: a read-only planner proposes steps for you to approve
   /expand [N]      the full output of tool result N (default: the latest)
   /exit, /quit     leave (Ctrl-D works too)
@@ -53,7 +56,7 @@ In a terminal: Up for history, Tab completes /commands and @files, Esc-Enter add
 NOT_YET: set[str] = set()
 SLASH_COMMANDS = (
     *("/help", "/new", "/threads", "/thread", "/offload", "/memory", "/skills", "/plan"),
-    *("/expand", "/exit", "/quit"),
+    *("/expand", "/rules", "/exit", "/quit"),
 )
 
 
@@ -394,7 +397,18 @@ class ChatApp:
             return await self._run_prompt(arg, thread_id, "plan")
         if command == "/help":
             self.renderer.note(REPL_HELP)
-        elif command == "/threads":
+        elif command == "/offload":
+            await self._offload(thread_id)
+        elif command in NOT_YET:
+            self.renderer.note(f"{command} is not available in this version yet.")
+        else:
+            await self._show(command, arg)
+        return thread_id
+
+    async def _show(self, command: str, arg: str) -> None:
+        """The commands that only show something (or take back a rule)."""
+        assert self.session is not None
+        if command == "/threads":
             await self._list_threads()
         elif command == "/expand":
             self._expand(arg)
@@ -402,13 +416,11 @@ class ChatApp:
             await self._show_memory()
         elif command == "/skills":
             self._show_skills()
-        elif command == "/offload":
-            await self._offload(thread_id)
-        elif command in NOT_YET:
-            self.renderer.note(f"{command} is not available in this version yet.")
+        elif command == "/rules":
+            for line in repl_rules(self.session.policy, arg):
+                self.renderer.note(line)
         else:
             self.renderer.note(f"Unknown command {command}; /help lists them.")
-        return thread_id
 
     async def _list_threads(self) -> None:
         assert self.session is not None

@@ -3,8 +3,8 @@
 The 'always allow' rules persisted in `$INVINCAT_HOME/approvals.json`, for this project
 (the root found from `--cwd` / the current directory, as `invincat chat` finds it) or,
 with `--all`, for every workspace. Session rules live only inside the process that
-granted them: the REPL's `/rules` and the editors show those. No agent stack, no model:
-this translates to `runtime/policy/rule_listing.py` and prints.
+granted them: the REPL's `/rules` (`repl_rules`, below) and the editors show those. No
+agent stack, no model: this translates to `runtime/policy/rule_listing.py` and prints.
 
 Exit codes: 0 done (also "nothing revoked" after a no at the question), 1 unknown id or a
 damaged / locked rules file (nothing changed), 2 usage errors (argparse).
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from invincat_server.runtime.approvals import ApprovalPolicy
     from invincat_server.runtime.config import Settings
     from invincat_server.runtime.policy.rule_listing import ListedRule
 
@@ -128,3 +129,32 @@ def _fail(message: str) -> int:
 def rule_line(rule: ListedRule) -> str:
     """One rule as the terminal front ends print it."""
     return f"{rule.id}  [{rule.scope}]  {_printable(rule.covers)}"
+
+
+REPL_USAGE = "Usage: /rules (list) or /rules revoke ID"
+
+
+def repl_rules(policy: ApprovalPolicy, arg: str) -> list[str]:
+    """`/rules` and `/rules revoke ID` in the REPL: the lines to show. Typing the id is the
+    decision, so the REPL does not ask again."""
+    from invincat_server.runtime.policy.file_lock import FileLockTimeout
+    from invincat_server.runtime.policy.rule_listing import RuleError
+
+    words = arg.split()
+    if not words or words == ["list"]:
+        lines = [rule_line(rule) for rule in policy.listed_session_rules()]
+        try:  # a damaged rules file costs its rules only, not the session's
+            lines += [rule_line(rule) for rule in policy.store.listed(policy.workspace)]
+        except RuleError as exc:
+            lines.append(str(exc))
+        return lines or [
+            "No approval rules: every write, command and other risky call asks first. "
+            "Answer an approval with 'always' (s: this session, w: this workspace) to add one."
+        ]
+    if words[0] != "revoke" or len(words) != 2:
+        return [REPL_USAGE]
+    try:
+        revoked = policy.revoke_rule(words[1])
+    except (RuleError, FileLockTimeout) as exc:
+        return [_printable(str(exc))]
+    return [f"Revoked {revoked.id}: {_printable(revoked.covers)}. Matching calls ask again."]

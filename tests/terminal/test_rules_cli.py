@@ -31,7 +31,7 @@ def _rules(env: dict[str, str], workspace: Path, *extra: str) -> list[dict[str, 
     return items
 
 
-def _grant_workspace_rule(
+def grant_workspace_rule(
     fake_openai: FakeOpenAIServer, env: dict[str, str], workspace: Path
 ) -> str:
     """A real approval answered 'always, this workspace' (`w`); returns its label."""
@@ -46,7 +46,7 @@ def _grant_workspace_rule(
 def test_a_granted_rule_is_listed_revoked_and_the_next_chat_asks_again(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
-    label = _grant_workspace_rule(fake_openai, invincat_env, workspace)
+    label = grant_workspace_rule(fake_openai, invincat_env, workspace)
     fake_openai.add_steps([_run_pytest(), {"content": "ran again"}])
     assert _chat(invincat_env, workspace, "").of_type("approval_requested") == []
 
@@ -71,7 +71,7 @@ def test_a_granted_rule_is_listed_revoked_and_the_next_chat_asks_again(
 def test_revoke_asks_first_and_no_keeps_the_rule(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
-    label = _grant_workspace_rule(fake_openai, invincat_env, workspace)
+    label = grant_workspace_rule(fake_openai, invincat_env, workspace)
     [rule] = _rules(invincat_env, workspace)
     args = ["rules", "revoke", rule["id"], "--cwd", str(workspace)]
 
@@ -89,7 +89,7 @@ def test_revoke_asks_first_and_no_keeps_the_rule(
 def test_list_shows_only_this_workspace_unless_all(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
-    _grant_workspace_rule(fake_openai, invincat_env, workspace)
+    grant_workspace_rule(fake_openai, invincat_env, workspace)
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / ".git").mkdir(parents=True)
     assert _rules(invincat_env, elsewhere) == []
@@ -110,7 +110,7 @@ def test_an_unknown_id_is_a_clear_error_and_changes_nothing(
     workspace: Path,
     invincat_home: Path,
 ) -> None:
-    _grant_workspace_rule(fake_openai, invincat_env, workspace)
+    grant_workspace_rule(fake_openai, invincat_env, workspace)
     before = (invincat_home / "approvals.json").read_bytes()
     for bad in ("r_000000000000", "r_\x01\x1b[2J", "x" * 100_000):
         result = run_invincat(
