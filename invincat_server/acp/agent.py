@@ -47,7 +47,7 @@ from acp.schema import (
 )
 
 from invincat_server import __version__
-from invincat_server.acp import updates
+from invincat_server.acp import rules, updates
 from invincat_server.acp.documents import ClientDocuments
 from invincat_server.acp.mcp import client_servers
 from invincat_server.acp.permissions import (
@@ -82,6 +82,7 @@ COMMANDS = {
     "plan": ("Plan first: a read-only planner proposes a plan to approve", "what to plan"),
     "offload": ("Move all but the latest turn out of the model's context into a file", None),
     "memory": ("List what Invincat remembers about you and this project", None),
+    "rules": (rules.DESCRIPTION, rules.HINT),
 }
 STOP_REASONS: dict[str, StopReason] = {"completed": "end_turn", "cancelled": "cancelled"}
 SERVER_ERROR = -32000
@@ -227,6 +228,9 @@ class InvincatAgent:
             return await self._offload(acp_session)
         if command == "/memory":
             return await self._memory_summary(acp_session)
+        if command == "/rules":
+            answer = rules.rules_text(acp_session.runtime.policy, acp_session.deny_rules, rest)
+            return await self._say(acp_session, answer)
         if command == "/plan":
             text, mode = rest, "plan"
         if not text.strip():

@@ -14,7 +14,8 @@ rejection, never an approval.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from acp.schema import PermissionOption
@@ -36,6 +37,8 @@ class DenyRule:
 
     tool: str
     command_prefix: str | None
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(), compare=False)
+    """When it was answered: part of its id in `/rules` (acp/rules.py)."""
 
     def covers(self, request: ApprovalRequested) -> bool:
         if request.kind != "tool":
