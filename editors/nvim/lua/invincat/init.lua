@@ -585,6 +585,9 @@ local subcommands = {
   threads = function()
     require("invincat.threads").pick()
   end,
+  rules = function()
+    require("invincat.rules").open()
+  end,
   approvals = function()
     require("invincat.approval_view").open(require("invincat.approvals").at_cursor())
   end,
