@@ -21,6 +21,8 @@ export const MEMORY_LOG = "invincat/memory/log";
 export const MEMORY_REVERT = "invincat/memory/revert";
 export const MEMORY_VERIFY = "invincat/memory/verify";
 export const OFFLOAD = "invincat/offload";
+export const RULES_LIST = "invincat/rules/list";
+export const RULES_REVOKE = "invincat/rules/revoke";
 export const STATUS = "invincat/status";
 
 // Server → client notifications.
@@ -93,4 +95,5 @@ export const Commands = {
   memoryRestore: "invincat.memory.restore",
   memoryDelete: "invincat.memory.delete",
   memoryShowHistory: "invincat.memory.showHistory",
+  showRules: "invincat.showRules",
 } as const;
