@@ -139,3 +139,38 @@ def test_usage_errors(invincat_env: dict[str, str], workspace: Path) -> None:
     assert run_invincat(["rules", "revoke"], invincat_env).code == 2
     missing = run_invincat(["rules", "list", "--cwd", str(workspace / "nope")], invincat_env)
     assert missing.code == 1 and "not a directory" in missing.stderr
+
+
+def test_a_symlinked_cwd_names_the_same_workspace(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    grant_workspace_rule(fake_openai, invincat_env, workspace)
+    link = tmp_path / "link-to-project"
+    link.symlink_to(workspace, target_is_directory=True)
+    [rule] = _rules(invincat_env, link)
+    assert rule["workspace"] == str(workspace.resolve())
+
+
+def test_entries_that_are_not_rules_are_skipped_and_kept(
+    invincat_env: dict[str, str], workspace: Path, invincat_home: Path
+) -> None:
+    root = str(workspace.resolve())
+    good = {"tool": "execute", "command_prefix": "make", "created_at": "2026-01-01T00:00:00"}
+    bad: list[Any] = [7, {"tool": None}, {"tool": "execute", "command_prefix": {"x": 1}}]
+    huge = {"tool": "x" * 200_000, "created_at": "2026-01-01"}
+    evil = {"tool": "web\x1b[2Jfetch\nnext", "created_at": "2026-01-01"}
+    path = invincat_home / "approvals.json"
+    data = {"version": 1, "workspaces": {root: [*bad, good, huge, evil]}}
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+    items = _rules(invincat_env, workspace)
+    assert [i["tool"] for i in items] == ["execute", "x" * 200_000, "web\x1b[2Jfetch\nnext"]
+    text = run_invincat(["rules", "list", "--cwd", str(workspace)], invincat_env)
+    assert text.code == 0 and "\x1b" not in text.stdout
+    assert len(text.stdout.splitlines()) == 4  # header + one line per rule
+    done = run_invincat(
+        ["rules", "revoke", items[0]["id"], "--yes", "--cwd", str(workspace)], invincat_env
+    )
+    assert done.code == 0, done.stderr
+    saved = json.loads(path.read_text(encoding="utf-8"))["workspaces"][root]
+    assert saved == [*bad, huge, evil]
