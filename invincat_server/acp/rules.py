@@ -44,6 +44,8 @@ def rules_text(policy: ApprovalPolicy, deny_rules: list[DenyRule], arg: str) -> 
         revoked = _revoke(policy, deny_rules, words[1])
     except (RuleError, FileLockTimeout) as exc:
         return str(exc)
+    except OSError as exc:  # the rules file could not be replaced: unchanged
+        return f"{policy.store.path}: {exc.strerror or exc}; nothing was changed."
     return f"Revoked `{revoked.id}`: {revoked.covers}. Matching calls ask again."
 
 

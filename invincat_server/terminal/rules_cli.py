@@ -61,6 +61,8 @@ def run_rules_command(settings: Settings, args: argparse.Namespace) -> int:
         return _revoke(settings.approvals_file, root, args)
     except (RuleError, FileLockTimeout) as exc:
         return _fail(str(exc))
+    except OSError as exc:  # the rules file could not be read or replaced: unchanged
+        return _fail(f"{settings.approvals_file}: {exc.strerror or exc}; nothing was changed.")
 
 
 def _list(path: Path, root: Path | None, as_json: bool) -> int:
@@ -157,4 +159,6 @@ def repl_rules(policy: ApprovalPolicy, arg: str) -> list[str]:
         revoked = policy.revoke_rule(words[1])
     except (RuleError, FileLockTimeout) as exc:
         return [_printable(str(exc))]
+    except OSError as exc:  # the rules file could not be replaced: unchanged
+        return [f"{policy.store.path}: {exc.strerror or exc}; nothing was changed."]
     return [f"Revoked {revoked.id}: {_printable(revoked.covers)}. Matching calls ask again."]

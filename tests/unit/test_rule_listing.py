@@ -172,3 +172,25 @@ def test_a_deny_rule_is_listed_with_its_words(tmp_path: Path) -> None:
     assert rule.effect == "deny" and rule.scope == "session"
     assert rule.covers == "Reject shell commands starting with `rm` for the rest of this session"
     assert rule.to_json()["effect"] == "deny"
+
+
+def test_a_failed_write_changes_nothing_and_the_front_ends_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from invincat_server.acp.rules import rules_text
+    from invincat_server.terminal.rules_cli import repl_rules
+
+    policy = _policy(tmp_path, tmp_path / "ws")
+    _grant(policy, "execute", {"command": "ls"}, "workspace")
+    [rule] = policy.list_rules()
+    before = (tmp_path / "approvals.json").read_bytes()
+
+    def full_disk(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(rule_listing.rule_files, "save", full_disk)
+    [line] = repl_rules(policy, f"revoke {rule.id}")
+    assert "No space left on device; nothing was changed." in line
+    assert "nothing was changed" in rules_text(policy, [], f"revoke {rule.id}")
+    assert (tmp_path / "approvals.json").read_bytes() == before
+    assert policy.list_rules() == [rule]

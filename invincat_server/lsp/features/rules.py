@@ -55,4 +55,8 @@ async def invincat_rules_revoke(ls: InvincatLanguageServer, params: Any) -> Rule
         raise rpc_error(ErrorCode.INVALID_PARAMS, message) from None
     except (RulesFileDamaged, FileLockTimeout) as exc:
         raise rpc_error(ErrorCode.REFUSED, str(exc)) from None
+    except OSError as exc:  # the rules file could not be replaced: unchanged
+        path = session.policy.store.path
+        message = f"{path}: {exc.strerror or exc}; nothing was changed."
+        raise rpc_error(ErrorCode.REFUSED, message) from None
     return {"revoked": revoked.to_json()}
