@@ -12,7 +12,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.lsp.client import InvincatClient, file_uri
+from tests.lsp.client import InvincatClient, file_uri, wait_until
 
 
 def _execute(command: str) -> dict[str, Any]:
@@ -107,3 +107,25 @@ async def test_a_damaged_rules_file_costs_only_its_own_rules(
     message = await _refused(lsp, "invincat/rules/revoke", {"id": "r_000000000000"}, -32013)
     assert "is damaged" in message
     assert path.read_text(encoding="utf-8") == "{not json"
+
+
+async def test_a_revoke_during_a_tool_call_is_not_undone_by_the_tamper_watch(
+    lsp: InvincatClient, fake_openai: FakeOpenAIServer, workspace: Path, invincat_home: Path
+) -> None:
+    # The watch puts back settings a tool call changed; Invincat's own revoke, made while a
+    # command runs, must stay (it is recorded as Invincat's write, like adding a rule).
+    await _grant(lsp, fake_openai, "ls -la", "workspace")
+    [rule] = (await lsp.request("invincat/rules/list", {}))["items"]
+    waiting = "touch started; until [ -e go ]; do sleep 0.05; done; echo went"
+    turn_id, asked = await _asked(lsp, fake_openai, waiting)
+    await lsp.resolve(asked["approval_id"], "approve")
+    # The command is running: the watch's snapshot was taken before it started.
+    await wait_until(lambda: (workspace / "started").exists(), what="the command to start")
+    await lsp.request("invincat/rules/revoke", {"id": rule["id"]})
+    (workspace / "go").touch()
+    assert (await lsp.turn_end(turn_id))["status"] == "completed"
+    [result] = [e for e in lsp.turn_events(turn_id) if e["type"] == "tool_result"]
+    assert "went" in result["content"] and "Settings protection" not in result["content"]
+    saved = (invincat_home / "approvals.json").read_text(encoding="utf-8")
+    assert '"ls"' not in saved
+    assert (await lsp.request("invincat/rules/list", {}))["items"] == []
