@@ -75,3 +75,15 @@ def test_rules_lists_both_scopes_and_revoke_makes_the_call_ask_again(
     finally:
         if repl.proc.poll() is None:
             repl.kill()
+
+
+def test_tab_completes_rules(tmp_path: Path) -> None:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from invincat_server.terminal.app import SLASH_COMMANDS
+    from invincat_server.terminal.line_editor import ChatCompleter
+
+    completer = ChatCompleter(SLASH_COMMANDS, tmp_path)
+    found = completer.get_completions(Document("/ru"), CompleteEvent(completion_requested=True))
+    assert [c.text for c in found] == ["/rules"]
