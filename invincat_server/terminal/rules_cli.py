@@ -7,7 +7,8 @@ granted them: the REPL's `/rules` (`repl_rules`, below) and the editors show tho
 agent stack, no model: this translates to `runtime/policy/rule_listing.py` and prints.
 
 Exit codes: 0 done (also "nothing revoked" after a no at the question), 1 unknown id or a
-damaged / locked rules file (nothing changed), 2 usage errors (argparse).
+damaged / locked / unwritable rules file (nothing changed), 2 usage errors (also `revoke
+--json` without `--yes`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
     from invincat_server.runtime.policy.rule_listing import ListedRule
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def add_rules_parser(subparsers: Any) -> None:
@@ -90,13 +91,14 @@ def _revoke(path: Path, root: Path, args: argparse.Namespace) -> int:
         workspace_rules,
     )
 
+    if args.json and not args.yes:
+        print("invincat: --json needs --yes: there is no one to ask.", file=sys.stderr)
+        return EXIT_USAGE
     wanted = check_id(args.rule_id)
     rule = next((r for r in workspace_rules(path, root) if r.id == wanted), None)
     if rule is None:
         raise unknown(wanted)
     if not args.yes:
-        if args.json:
-            return _fail("--json needs --yes: there is no one to ask.")
         print(f"Rule {rule.id}: {_printable(rule.covers)}")
         if not _confirm("Revoke it? Matching calls will ask again."):
             print("Nothing revoked.")

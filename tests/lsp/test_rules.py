@@ -12,7 +12,8 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.lsp.client import InvincatClient, file_uri, wait_until
+from tests.lsp.client import InvincatClient, file_uri, start_client, stop_client, wait_until
+from tests.terminal.test_rules_cli import grant_workspace_rule
 
 
 def _execute(command: str) -> dict[str, Any]:
@@ -129,3 +130,33 @@ async def test_a_revoke_during_a_tool_call_is_not_undone_by_the_tamper_watch(
     saved = (invincat_home / "approvals.json").read_text(encoding="utf-8")
     assert '"ls"' not in saved
     assert (await lsp.request("invincat/rules/list", {}))["items"] == []
+
+
+async def test_rules_are_routed_to_the_folders_project(
+    invincat_env: dict[str, str],
+    fake_openai: FakeOpenAIServer,
+    workspace: Path,
+    tmp_path: Path,
+    editor: str,
+) -> None:
+    second = tmp_path / "project-b"
+    (second / ".git").mkdir(parents=True)
+    label = grant_workspace_rule(fake_openai, invincat_env, workspace)
+    client = await start_client(invincat_env, workspace, editor, more_folders=(second,))
+    try:
+        listed_a = await client.request("invincat/rules/list", {"folder": file_uri(workspace)})
+        listed_b = await client.request("invincat/rules/list", {"folder": file_uri(second)})
+        assert [item["covers"] for item in listed_a["items"]] == [label]
+        assert listed_b["items"] == []
+        # A's rule is no rule of B's project: refused there, kept.
+        rule_id = listed_a["items"][0]["id"]
+        message = await _refused(
+            client, "invincat/rules/revoke", {"id": rule_id, "folder": file_uri(second)}
+        )
+        assert "No approval rule with id" in message
+        answer = await client.request(
+            "invincat/rules/revoke", {"id": rule_id, "folder": file_uri(workspace / "src")}
+        )
+        assert answer["revoked"]["id"] == rule_id
+    finally:
+        await stop_client(client)

@@ -137,6 +137,10 @@ def test_a_damaged_rules_file_is_reported_and_kept(
 def test_usage_errors(invincat_env: dict[str, str], workspace: Path) -> None:
     assert run_invincat(["rules"], invincat_env).code == 2
     assert run_invincat(["rules", "revoke"], invincat_env).code == 2
+    no_one_to_ask = run_invincat(
+        ["rules", "revoke", "r_000000000000", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert no_one_to_ask.code == 2 and "--json needs --yes" in no_one_to_ask.stderr
     missing = run_invincat(["rules", "list", "--cwd", str(workspace / "nope")], invincat_env)
     assert missing.code == 1 and "not a directory" in missing.stderr
 
