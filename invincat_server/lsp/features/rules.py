@@ -7,6 +7,7 @@ revoke are the core's (runtime/policy/rule_listing.py through `ApprovalPolicy`).
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.lsp.errors import request_handler, rpc_error
@@ -35,7 +36,9 @@ async def invincat_rules_list(ls: InvincatLanguageServer, params: Any) -> RulesL
     items = [rule.to_json() for rule in policy.listed_session_rules()]
     problems: list[str] = []
     try:  # a damaged rules file costs its rules only, not the session's
-        items += [rule.to_json() for rule in policy.store.listed(policy.workspace)]
+        # Off the event loop: the file read may wait for another process's lock.
+        listed = await asyncio.to_thread(policy.store.listed, policy.workspace)
+        items += [rule.to_json() for rule in listed]
     except RuleError as exc:
         problems.append(str(exc))
     return {"items": items, "problems": problems}
@@ -49,7 +52,8 @@ async def invincat_rules_revoke(ls: InvincatLanguageServer, params: Any) -> Rule
     request = parse_params(RulesRevokeParams, params, RULES_REVOKE)
     session = await ls.projects.for_folder(request.folder, RULES_REVOKE).require()
     try:
-        revoked = session.policy.revoke_rule(request.id)
+        # Off the event loop: the revoke may wait for another process's lock (up to 30 s).
+        revoked = await asyncio.to_thread(session.policy.revoke_rule, request.id)
     except UnknownRule as exc:
         message = f"Invalid params for {RULES_REVOKE}: {exc}"
         raise rpc_error(ErrorCode.INVALID_PARAMS, message) from None
