@@ -194,3 +194,15 @@ def test_a_failed_write_changes_nothing_and_the_front_ends_say_so(
     assert "nothing was changed" in rules_text(policy, [], f"revoke {rule.id}")
     assert (tmp_path / "approvals.json").read_bytes() == before
     assert policy.list_rules() == [rule]
+
+
+def test_the_repl_listing_keeps_session_rules_when_the_file_is_damaged(tmp_path: Path) -> None:
+    from invincat_server.terminal.rules_cli import repl_rules
+
+    policy = _policy(tmp_path, tmp_path / "ws")
+    _grant(policy, "execute", {"command": "ls"}, "session")
+    (tmp_path / "approvals.json").write_text("{", encoding="utf-8")
+    session_line, problem = repl_rules(policy, "")
+    assert "[session]  Allow shell commands starting with `ls`" in session_line
+    assert "is damaged" in problem
+    assert repl_rules(policy, "revoke") == ["Usage: /rules (list) or /rules revoke ID"]
