@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 
 ALNUM = string.ascii_letters + string.digits
@@ -49,8 +51,35 @@ def _private_key(label: str) -> tuple[str, str]:
     return block, lines[2]
 
 
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z_]+\]")
+CHUNK = 12
+
+
+def leaked(text: str, creds: list[Credential]) -> list[str]:
+    """The providers of `creds` whose secret, or any 12-character piece of it, is in
+    `text` (a secret cut in half before redaction leaves such a piece). Placeholders are
+    ignored: `[REDACTED:vercel_blob_token]` names a prefix, not the secret."""
+    text = _PLACEHOLDER.sub(" ", text)
+    return [
+        c.provider
+        for c in creds
+        if any(c.secret[i : i + CHUNK] in text for i in range(max(1, len(c.secret) - CHUNK + 1)))
+    ]
+
+
+def current_formats() -> list[Credential]:
+    """Only the formats added for issue 23 (fresh)."""
+    out: list[Credential] = []
+
+    def add(provider: str, text: str, secret: str | None = None) -> None:
+        out.append(Credential(provider, text, secret if secret is not None else text))
+
+    add_current_formats(add)
+    return out
+
+
 def credentials() -> list[Credential]:
-    """Over 40 formats from over 30 providers, fresh on every call."""
+    """Over 90 formats from over 80 providers, fresh on every call."""
     out: list[Credential] = []
 
     def add(provider: str, text: str, secret: str | None = None) -> None:
@@ -139,4 +168,69 @@ def credentials() -> list[Credential]:
     add("json api key", json.dumps({"service": "geo", "api_key": value}), value)
     value = rand(40, B64URL)
     add("bearer header", f"Authorization: Bearer {value}", value)
+    add_current_formats(add)
     return out
+
+
+def add_current_formats(add: Callable[..., None]) -> None:
+    """Formats of providers added for issue 23 (and ones detect-secrets lacks)."""
+    add("airtable personal access token", "pat" + rand(14) + "." + rand(64, HEX))
+    add("supabase access token", "sbp_" + rand(40, HEX))
+    add("notion integration token", "ntn_" + rand(46))
+    add("gitlab deploy token", "gldt-" + rand(20, B64URL))
+    app = f"xapp-1-A{rand(10, UPPER_DIGITS)}-{rand(13, string.digits)}-"
+    add("slack app token", app + rand(64, HEX))
+    add("stripe webhook secret", "whsec_" + rand(32))
+    add("figma token", "figd_" + rand(40, B64URL))
+    add("planetscale token", "pscale_tkn_" + rand(43, B64URL))
+    add("planetscale password", "pscale_pw_" + rand(43, B64URL))
+    add("planetscale oauth token", "pscale_oauth_" + rand(43, B64URL))
+    add("cloudflare origin ca key", "v1.0-" + rand(24, HEX) + "-" + rand(146, HEX))
+    value = rand(40, B64URL)
+    add("cloudflare api token", f"CLOUDFLARE_API_TOKEN={value}", value)
+    add("vercel blob token", "vercel_blob_rw_" + rand(16) + "_" + rand(30))
+    value = rand(24)
+    add("vercel token", f"VERCEL_TOKEN={value}", value)
+    add("netlify token", "nfp_" + rand(40))
+    add("openrouter key", "sk-or-v1-" + rand(64, HEX))
+    add("langsmith key", "lsv2_pt_" + rand(32, HEX) + "_" + rand(10, HEX))
+    add("pinecone key", "pcsk_" + rand(6) + "_" + rand(63))
+    add("tailscale auth key", "tskey-auth-" + rand(17) + "-" + rand(33))
+    add("render api key", "rnd_" + rand(32))
+    add("neon api key", "napi_" + rand(64, string.ascii_lowercase + string.digits))
+    add("resend key", "re_" + rand(8) + "_" + rand(24))
+    add("docker hub token", "dckr_pat_" + rand(27, B64URL))
+    add("rubygems key", "rubygems_" + rand(48, HEX))
+    add("clojars token", "CLOJARS_" + rand(60, string.ascii_lowercase + string.digits))
+    add("sonarqube token", "sqp_" + rand(40, HEX))
+    add("sourcegraph token", "sgp_" + rand(16, HEX) + "_" + rand(40, HEX))
+    add("buildkite token", "bkua_" + rand(40, HEX))
+    add("contentful token", "CFPAT-" + rand(43, B64URL))
+    add("dynatrace token", f"dt0c01.{rand(24, UPPER_DIGITS)}.{rand(64, UPPER_DIGITS)}")
+    add("frameio token", "fio-u-" + rand(64, B64URL))
+    add("easypost key", "EZAK" + rand(54))
+    add("shippo token", "shippo_live_" + rand(40, HEX))
+    add("typeform token", "tfp_" + rand(59, B64URL))
+    add("prefect key", "pnu_" + rand(36))
+    add("readme key", "rdme_" + rand(70, string.ascii_lowercase + string.digits))
+    add("scalingo token", "tk-us-" + rand(48, B64URL))
+    add("adafruit key", "aio_" + rand(28))
+    add("infracost key", "ico-" + rand(32))
+    add("hugging face org token", "api_org_" + rand(34, string.ascii_letters))
+    add("1password service account", "ops_eyJ" + rand(200, B64URL))
+    add("mapbox secret token", "sk.eyJ1Ijoi" + rand(60, B64URL) + "." + rand(22, B64URL))
+    add("dropbox token", "sl." + rand(140, B64URL))
+    add("octopus deploy key", "API-" + rand(26, UPPER_DIGITS))
+    add("twitter bearer token", "A" * 22 + rand(90))
+    add("yandex oauth token", "y0_" + rand(55, B64URL))
+    add("harness token", f"pat.{rand(22)}.{rand(24)}.{rand(20)}")
+    add("grafana service account", "glsa_" + rand(32) + "_" + rand(8, HEX))
+    add("doppler token", "dp.pt." + rand(43))
+    add("sentry token", "sntrys_eyJ" + rand(120, B64URL))
+    add("new relic key", "NRAK-" + rand(27, UPPER_DIGITS))
+    add("pulumi token", "pul-" + rand(40, HEX))
+    add("replicate token", "r8_" + rand(37))
+    add("fly.io token", "fo1_" + rand(43, B64URL))
+    add("google oauth secret", "GOCSPX-" + rand(28, B64URL))
+    add("alibaba key", "LTAI" + rand(20))
+    add("age secret key", "AGE-SECRET-KEY-1" + rand(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"))

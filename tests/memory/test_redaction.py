@@ -13,7 +13,7 @@ import pytest
 from invincat_server.runtime.memory import MemoryService
 from invincat_server.runtime.memory.redaction import mask_residual, redact, residual_secrets
 
-from .credentials import Credential, credentials
+from .credentials import Credential, credentials, current_formats, leaked
 from .helpers import create, journal_bytes, store_bytes
 
 
@@ -211,3 +211,21 @@ def test_a_password_of_letters_only_is_redacted_whatever_its_case_pattern() -> N
             continue
         text = f"The staging deploy uses password={value} for the release job"
         assert value not in redact(text).text, text
+
+
+def test_current_formats_are_recognised_by_their_own_rule_not_by_chance() -> None:
+    # Issue 23: Notion's `ntn_…` was caught only when its random body happened to pass
+    # the entropy rule; Airtable's and Supabase's not at all. Each has a named rule now.
+    for cred in current_formats():
+        if cred.text != cred.secret:
+            continue  # a `NAME=value` line: caught by the name
+        result = redact(f"use {cred.text} here")
+        assert result.text == "use [REDACTED:" + result.kinds[0] + "] here", cred.provider
+        assert result.kinds[0] != "high_entropy", (cred.provider, result.kinds)
+
+
+def test_the_catalogue_is_fresh_and_large() -> None:
+    first, second = credentials(), credentials()
+    assert len({c.provider for c in first}) >= 50
+    assert all(a.secret != b.secret for a, b in zip(first, second, strict=True))
+    assert leaked(redact("\n".join(c.text for c in first)).text, first) == []
