@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from invincat_server.runtime.errors import SessionError
-from invincat_server.runtime.memory.redaction import redact_text
+from invincat_server.runtime.memory.redaction import redact_and_cut, redact_text
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
 
 __all__ = [
@@ -42,6 +42,8 @@ MAX_SELECTION_CHARS = 8_000
 MAX_ATTACHMENT_CHARS = 20_000
 MAX_TOTAL_CHARS = 40_000
 MAX_DIAGNOSTICS = 20
+MAX_MESSAGE_CHARS, MAX_ORIGIN_CHARS = 500, 100
+"""Per diagnostic: its message, and its source and code together."""
 MAX_LINE_CHARS = 500
 """One very long line (minified code) must not eat the whole budget."""
 
@@ -361,16 +363,14 @@ class _Builder:
             start = diagnostic.range
             where = f"{self.show(self.confine(diagnostic.path))}:{start.start_line + 1}"
             severity = _SEVERITIES.get(diagnostic.severity or 0, "problem")
-            # Source and code come from any server, like the message: one line, capped,
-            # redacted.
+            # Source and code come from any server, like the message: one line, redacted,
+            # then capped (a cut first would leave half a secret no rule recognises).
             origin = " ".join(
                 " ".join(str(x).split()) for x in (diagnostic.source, diagnostic.code) if x
             )
-            origin = f" [{redact_text(origin[:100])}]" if origin else ""
-            message = " ".join(diagnostic.message.split())[:500]
-            rows.append(
-                f"- {where}:{start.start_column + 1} {severity}{origin}: {redact_text(message)}"
-            )
+            origin = f" [{redact_and_cut(origin, MAX_ORIGIN_CHARS)}]" if origin else ""
+            message = redact_and_cut(" ".join(diagnostic.message.split()), MAX_MESSAGE_CHARS)
+            rows.append(f"- {where}:{start.start_column + 1} {severity}{origin}: {message}")
         extra = len(diagnostics) - MAX_DIAGNOSTICS
         if extra > 0:
             rows.append(f"[truncated: {extra} more diagnostics not shown]")

@@ -234,3 +234,17 @@ def add_current_formats(add: Callable[..., None]) -> None:
     add("google oauth secret", "GOCSPX-" + rand(28, B64URL))
     add("alibaba key", "LTAI" + rand(20))
     add("age secret key", "AGE-SECRET-KEY-1" + rand(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"))
+
+
+def filler(n: int) -> str:
+    """`n` characters of ordinary words ending in a space (so a token placed after it
+    starts a token), to put a secret exactly where a cut falls."""
+    words = ("word " * (n // 5 + 1))[: n - 1]
+    return words + " " if n > 0 else ""
+
+
+def straddlers(creds: list[Credential], count: int) -> list[Credential]:
+    """`count` bare tokens (the secret is the whole text, one line, 40+ characters) of
+    different kinds: each is placed across a cut."""
+    bare = [c for c in creds if c.text == c.secret and "\n" not in c.text and len(c.text) >= 40]
+    return bare[:: max(1, len(bare) // count)][:count]

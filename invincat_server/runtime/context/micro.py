@@ -13,6 +13,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
+from invincat_server.runtime.memory.redaction import cut_whole_tokens
+
 # Tools whose output can be reproduced by running them again; writes are never compacted
 # (their results are short and say what changed).
 COMPACTABLE_TOOLS = frozenset({"read_file", "grep", "glob", "ls", "execute", "web_fetch"})
@@ -29,13 +31,15 @@ def recent_groups_to_keep(total_groups: int) -> int:
 def _arg_summary(args: dict[str, Any]) -> str:
     for key in ("path", "pattern", "command", "url"):
         if key in args:
-            return f"{key}={json.dumps(args[key], ensure_ascii=False)[:160]}"
-    return json.dumps(args, ensure_ascii=False)[:160]
+            return f"{key}={cut_whole_tokens(json.dumps(args[key], ensure_ascii=False), 160)}"
+    return cut_whole_tokens(json.dumps(args, ensure_ascii=False), 160)
 
 
 def placeholder(tool: str, args: dict[str, Any], content: str) -> str:
     lines = content.splitlines()
-    head = "\n".join(line[:200] for line in lines[:HEAD_LINES])
+    # Cut between tokens, never through one: the main model sees its own conversation
+    # unredacted, but half a secret it echoed would escape every later redaction.
+    head = "\n".join(cut_whole_tokens(line, 200) for line in lines[:HEAD_LINES])
     return (
         f"{PLACEHOLDER_MARK} {tool}({_arg_summary(args)}) returned {len(lines)} lines "
         f"({len(content)} chars); older output is elided to save context. Head:\n{head}\n"

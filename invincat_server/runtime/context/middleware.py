@@ -24,7 +24,7 @@ from invincat_server.runtime.context.micro import micro_compact
 from invincat_server.runtime.context.tokens import estimate_tokens
 from invincat_server.runtime.context.transcript import transcript
 from invincat_server.runtime.context.window import ContextState, cut_index, visible_messages
-from invincat_server.runtime.memory.redaction import redact_text
+from invincat_server.runtime.memory.redaction import keep_end, redact_and_cut, redact_text
 
 log = logging.getLogger("invincat.context")
 
@@ -36,6 +36,8 @@ SUMMARY_SYSTEM_PROMPT = (
     "reasoning that led nowhere. At most 300 words. Output only the summary."
 )
 MAX_TRANSCRIPT_CHARS = 48_000
+MAX_SUMMARY_TOOL_CHARS = 2_000
+FALLBACK_ASK_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,11 @@ class ContextSettings:
 
 
 def fallback_summary(messages: Sequence[AnyMessage]) -> str:
-    """Used when the model cannot summarise: what the user asked, short (verbatim here;
-    `compact` redacts every summary)."""
-    asks = [m.text[:300] for m in messages if isinstance(m, HumanMessage)]
+    """Used when the model cannot summarise: what the user asked, short; each prompt is
+    redacted before it is cut (a cut through a secret leaves half of it unrecognised)."""
+    asks = [
+        redact_and_cut(m.text, FALLBACK_ASK_CHARS) for m in messages if isinstance(m, HumanMessage)
+    ]
     lines = "\n".join(f"- {ask}" for ask in asks[-20:])
     return f"(automatic summary unavailable) Earlier, the user asked:\n{lines}"
 
@@ -144,9 +148,11 @@ class ContextMiddleware(AgentMiddleware):
         return record
 
     async def _summary(self, previous: str, dropped: Sequence[AnyMessage]) -> str:
-        text = transcript(dropped, max_tool_chars=2_000)
+        # The summariser's input is redacted (tool outputs before they are cut): what it
+        # never sees it cannot quote, whole or cut, into a summary that is checkpointed.
+        text = transcript(dropped, max_tool_chars=MAX_SUMMARY_TOOL_CHARS, redact=redact_text)
         if len(text) > MAX_TRANSCRIPT_CHARS:
-            text = "…" + text[-MAX_TRANSCRIPT_CHARS:]
+            text = "…" + keep_end(text, MAX_TRANSCRIPT_CHARS)
         if previous:
             text = f"Summary of what came before:\n{previous}\n\nThen:\n{text}"
         try:

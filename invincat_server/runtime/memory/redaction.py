@@ -295,3 +295,76 @@ def redact_text(text: str) -> str:
     """`redact(text).text`: for text that leaves the process (offload files, the memory
     model's input)."""
     return redact(text).text
+
+
+def redact_and_cut(text: str, limit: int, *, marker: str = "…") -> str:
+    """`text` redacted, then cut to at most `limit` characters (the marker included).
+
+    Redaction always comes first: a cut through a secret leaves half a token, which no
+    format rule recognises any more and which is still half the secret.
+    """
+    window = window_for_cut(text, limit)
+    clean = redact(window).text
+    if len(window) < len(text) and len(clean) + len(marker) <= limit:
+        return clean + marker  # the window was short after redaction: still a cut
+    return cut_redacted(clean, limit, marker=marker)
+
+
+_WINDOW_FACTOR, _MIN_WINDOW, _MAX_WINDOW = 8, 4_096, 65_536
+_SPACE = re.compile(r"\s")
+
+
+def window_for_cut(text: str, limit: int) -> str:
+    """The part of a long `text` worth redacting before it is cut to `limit`: up to the
+    first whitespace past 8x the limit (at least 4 KiB), so no token is split and a
+    1 MB line costs what its start costs; all of it when no whitespace is near."""
+    start = max(limit * _WINDOW_FACTOR, _MIN_WINDOW)
+    if len(text) <= start:
+        return text
+    space = _SPACE.search(text, start, start + _MAX_WINDOW)
+    return text if space is None else text[: space.start()]
+
+
+def cut_redacted(text: str, limit: int, *, marker: str = "…") -> str:
+    """Already-redacted `text` cut to at most `limit` characters (the marker included),
+    never through a placeholder (`[REDACTED:stri` would read as text)."""
+    if len(text) <= limit:
+        return text
+    if limit <= len(marker):
+        return text[: max(0, limit)]
+    end = limit - len(marker)
+    for placeholder in _PLACEHOLDER_RE.finditer(text, max(0, end - 64), end + 64):
+        if placeholder.start() < end < placeholder.end():
+            end = placeholder.start()
+            break
+    return text[:end] + marker
+
+
+def keep_end(text: str, limit: int) -> str:
+    """The last `limit` characters of already-redacted `text`, never starting inside a
+    placeholder."""
+    if len(text) <= limit:
+        return text
+    start = len(text) - limit
+    for placeholder in _PLACEHOLDER_RE.finditer(text, max(0, start - 64), start + 64):
+        if placeholder.start() < start < placeholder.end():
+            start = placeholder.end()
+            break
+    return text[start:]
+
+
+_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_.=:~-")
+
+
+def cut_whole_tokens(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, backing off to the start of the run of
+    token characters the cut falls in: for text that is not redacted (what the main model
+    sees of its own conversation), so a secret is kept whole or left out, never halved
+    (half a token echoed by the model would escape every later redaction)."""
+    if len(text) <= limit:
+        return text
+    end = max(0, limit)
+    if end and text[end - 1] in _RUN_CHARS and text[end] in _RUN_CHARS:
+        while end > 0 and text[end - 1] in _RUN_CHARS:
+            end -= 1
+    return text[:end]

@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from invincat_server.runtime.memory.citations import read_lines
+from invincat_server.runtime.memory.redaction import cut_redacted
 
 EVIDENCE_TOOLS = frozenset({"read_file", "edit_file", "write_file", "execute"})
 FILE_TOOLS = frozenset({"read_file", "edit_file", "write_file"})
 MAX_STALE_ITEMS, STALE_TEXT_CHARS = 5, 400
 MAX_ITEMS, MAX_ITEM_CHARS, MAX_TOTAL_CHARS = 3, 600, 1_200
+MAX_LABEL_CHARS = 120
 
 _SIGNALS = re.compile(
     r"(?i)\b(pytest|unittest|jest|vitest|mocha|cargo test|go test|npm (?:run|test)|pnpm|yarn|"
@@ -54,12 +56,14 @@ def collect_evidence(
     for order, (tool, args, output) in enumerate(results):
         if tool not in EVIDENCE_TOOLS or not output.strip():
             continue
-        label = str(args.get("path") or args.get("command") or "")[:120]
-        score = _score(label) * 2 + _score(output[:4_000])
+        raw_label = str(args.get("path") or args.get("command") or "")
+        score = _score(raw_label[:120]) * 2 + _score(output[:4_000])  # ranking only
         if score == 0:
             continue
-        text = redact(output.strip())[:MAX_ITEM_CHARS]
-        candidates.append((score, order, EvidenceItem(tool, redact(label), text)))
+        # Redacted whole, then cut: a cut first would leave half a secret unrecognised.
+        label = cut_redacted(redact(raw_label), MAX_LABEL_CHARS)
+        text = cut_redacted(redact(output.strip()), MAX_ITEM_CHARS)
+        candidates.append((score, order, EvidenceItem(tool, label, text)))
     candidates.sort(key=lambda c: (-c[0], -c[1]))
     chosen: list[EvidenceItem] = []
     total = 0
@@ -70,7 +74,7 @@ def collect_evidence(
         if room <= 0:
             break
         if len(item.text) > room:
-            item = EvidenceItem(item.tool, item.label, item.text[:room])
+            item = EvidenceItem(item.tool, item.label, cut_redacted(item.text, room))
         chosen.append(item)
         total += len(item.text)
     return chosen
@@ -96,7 +100,7 @@ def stale_evidence(
             if lines:
                 window = range(cited.start_line - 1, min(cited.end_line, len(lines)))
                 now = "\n".join(f"{i + 1:>6}\t{lines[i]}" for i in window)
-                item["text_now"] = redact(now)[:STALE_TEXT_CHARS]
+                item["text_now"] = cut_redacted(redact(now), STALE_TEXT_CHARS)
             citations.append(item)
         items.append({"id": entry.id, "content": redact(entry.content), "citations": citations})
     return items

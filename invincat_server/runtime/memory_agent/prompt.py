@@ -15,6 +15,7 @@ SLICE_CHARS = 12_000
 SNAPSHOT_ENTRIES = 80
 SNAPSHOT_CHARS = 6_000
 TOOL_RESULT_CHARS = 300
+CALL_ARGS_CHARS = 200
 SUBMIT_TOOL = "submit_memory_operations"
 STALE_HEADING = "## Entries whose cited evidence changed"
 

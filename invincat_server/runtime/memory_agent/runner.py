@@ -17,14 +17,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from invincat_server.runtime.events import Event, MemoryChanged, MemoryIdle, MemoryUpdating
+from invincat_server.runtime.memory.redaction import cut_redacted, window_for_cut
 from invincat_server.runtime.memory_agent.evidence import (
     FILE_TOOLS,
     collect_evidence,
     stale_evidence,
 )
 from invincat_server.runtime.memory_agent.prompt import (
+    CALL_ARGS_CHARS,
     SUBMIT_TOOL,
     SYSTEM_PROMPT,
+    TOOL_RESULT_CHARS,
     snapshot_text,
     submit_tool_schema,
     user_message,
@@ -71,8 +74,12 @@ def turn_is_memorable(messages: Sequence[Any]) -> bool:
     return not is_acknowledgement(latest_user_text(messages))
 
 
-def conversation_text(messages: Sequence[Any]) -> tuple[str, list[tuple[str, dict[str, Any], str]]]:
-    """Readable slice (tool results abbreviated) and the raw tool results for evidence."""
+def conversation_text(
+    messages: Sequence[Any], redact: Callable[[str], str]
+) -> tuple[str, list[tuple[str, dict[str, Any], str]]]:
+    """Readable slice (tool calls and results abbreviated) and the raw tool results for
+    evidence. What is abbreviated is redacted first: a secret cut at 200 characters would
+    leave half a token that no rule recognises when the whole slice is redacted."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -87,11 +94,14 @@ def conversation_text(messages: Sequence[Any]) -> tuple[str, list[tuple[str, dic
             if message.text.strip():
                 parts.append(f"Assistant: {message.text}")
             for call in message.tool_calls:
-                parts.append(f"Assistant called {call['name']}({json.dumps(call['args'])[:200]})")
+                shown = cut_redacted(redact(json.dumps(call["args"])), CALL_ARGS_CHARS)
+                parts.append(f"Assistant called {call['name']}({shown})")
         elif isinstance(message, ToolMessage):
             name, args = calls.get(message.tool_call_id, (message.name or "", {}))
             results.append((name, args, message.text))
-            parts.append(f"Tool {name} returned: {message.text[:300]}")
+            window = window_for_cut(message.text, TOOL_RESULT_CHARS)
+            returned = cut_redacted(redact(window), TOOL_RESULT_CHARS)
+            parts.append(f"Tool {name} returned: {returned}")
     return "\n".join(parts), results
 
 
@@ -193,7 +203,7 @@ class MemoryAgent:
         # start == 0 with a cursor means the history was compacted or rewritten: a bounded
         # full extraction (the slice is capped to its newest 12,000 characters).
         new = list(messages[start:])
-        conversation, results = conversation_text(new)
+        conversation, results = conversation_text(new, self.redact)
         if not conversation.strip():
             return
         emit(MemoryUpdating())
