@@ -179,12 +179,17 @@ class Records:
 
     # threads -----------------------------------------------------------------
     async def touch_thread(self, thread_id: str, title: str, workspace: str) -> None:
+        """Record the thread (its first title wins); `title` is made safe to store here,
+        whoever calls (see runtime/titles.py)."""
+        from invincat_server.runtime.titles import thread_title
+
+        title = thread_title(title)  # before the write turn: redaction takes a moment
         now = _now()
         async with self._writing():
             await self._conn.execute(
                 "INSERT INTO invincat_threads VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT(thread_id) DO UPDATE SET updated_at = excluded.updated_at",
-                (thread_id, title[:80], workspace, now, now),
+                (thread_id, title, workspace, now, now),
             )
 
     async def threads(self, workspace: str | None = None) -> list[ThreadInfo]:

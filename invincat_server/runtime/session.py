@@ -168,11 +168,8 @@ class Session:
                 "or omit the thread id to start a new one."
             )
         self._runner.ensure_idle(thread_id)
-        from invincat_server.runtime.memory.redaction import redact_text
-
-        # The title is stored and listed: the first prompt's secrets stay out of it.
-        title = redact_text(" ".join(prompt.split()))[:80]
-        await records.touch_thread(thread_id, title, str(self.workspace.root))
+        # The title is made (redacted, then cut) by touch_thread: runtime/titles.py.
+        await records.touch_thread(thread_id, prompt, str(self.workspace.root))
         # A new prompt abandons approvals still pending on this thread.
         await records.close_pending(thread_id, "superseded")
         text = f"{prompt}\n\n{block}" if block else prompt
@@ -218,9 +215,7 @@ class Session:
     async def create_thread(self, thread_id: str, title: str) -> None:
         """Record a thread under an id the front end chose (ACP names a session before its
         first prompt); `start_turn(prompt, thread_id)` then continues it."""
-        await self._records.touch_thread(
-            thread_id, " ".join(title.split())[:80], str(self.workspace.root)
-        )
+        await self._records.touch_thread(thread_id, title, str(self.workspace.root))
 
     async def resolve(self, approval_id: str, decision: dict[str, Any] | Decision) -> ResolveResult:
         """Apply a decision. The first decision for an approval wins; later ones get

@@ -12,10 +12,14 @@ its evidence labels' 120, the fallback summary's 300 and the title's 80.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from acp import PROTOCOL_VERSION, text_block
+
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.acp.client import ScriptedClient, acp_agent, capabilities
 from tests.terminal.cli_process import run_invincat
 
 from .credentials import Credential, credentials, filler, leaked, straddlers
@@ -128,4 +132,57 @@ def test_a_chat_keeps_no_secret_nor_piece_of_one_in_memory_requests_stores_or_ti
         assert leaked(text, everything) == [], path
     titles = listed_titles(env)
     assert "Remember the credentials" in titles
+    assert leaked(titles, everything) == []
+
+
+async def test_acp_titles_offload_and_its_summary_keep_no_secret_nor_piece_of_one(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+) -> None:
+    catalogue, replied = credentials(), credentials()
+    at_title, at_summary, at_title_cut = straddlers(credentials(), 3)
+    everything = catalogue + replied + [at_title, at_summary, at_title_cut]
+    # The title is the prompt's start; the fallback summary quotes 300 characters of
+    # each prompt: a secret crosses that cut.
+    opening = f"deploy with {at_title.text} please. "
+    first = (
+        opening
+        + filler(300 - BEFORE_CUT - len(opening))
+        + at_summary.text
+        + "\n"
+        + "\n".join(f"- {c.provider}: {c.text}" for c in catalogue)
+    )
+    fake_openai.add_steps(
+        [
+            main(content="Noted: " + " ".join(c.text for c in replied)),
+            main(content="You are welcome."),
+            main(content="Third answer."),
+            main(content="Other session."),
+        ]
+    )
+    client = ScriptedClient()
+    async with acp_agent(invincat_env, workspace, client) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities())
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block(first)])
+        await conn.prompt(session_id=sid, prompt=[text_block("thanks")])
+        await conn.prompt(session_id=sid, prompt=[text_block("/offload")])
+        assert "Offloaded" in client.text()
+        await conn.prompt(session_id=sid, prompt=[text_block("one more question")])
+        # A second session whose title cut (80 characters) falls inside a secret.
+        other = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        title_prompt = filler(80 - BEFORE_CUT) + at_title_cut.text + " is the key"
+        await conn.prompt(session_id=other, prompt=[text_block(title_prompt)])
+
+    offload = (workspace / ".invincat" / "offload" / f"{sid}.md").read_text()
+    assert "deploy with [REDACTED:" in offload and "Noted:" in offload
+    assert leaked(offload, everything) == []
+    # What replaced the offloaded turns in the model's context: the fallback summary.
+    after = next(r for r in fake_openai.chat_requests() if "one more question" in json.dumps(r))
+    summary = after["messages"][1]["content"]
+    assert "Earlier, the user asked" in summary and "[REDACTED:" in summary
+    assert leaked(json.dumps(after), everything) == []
+    titles = listed_titles(invincat_env)
+    assert "deploy with [REDACTED:" in titles and "word word" in titles
     assert leaked(titles, everything) == []
