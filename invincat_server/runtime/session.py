@@ -24,6 +24,7 @@ from invincat_server.runtime.editor_context import (
     EditorContext,
     build_context_block,
     find_mentions,
+    left_out_notice,
 )
 from invincat_server.runtime.errors import SessionError, UnknownThreadError
 from invincat_server.runtime.events import ApprovalRequested, Error
@@ -159,6 +160,8 @@ class Session:
         mentions = find_mentions(prompt, self.workspace)
         block, labels = build_context_block(context, mentions, self.workspace, self._read_current)
         notices = [mention.problem for mention in mentions if mention.problem]
+        if left_out := left_out_notice(labels):
+            notices.append(left_out)
         records = self._records
         if thread_id is None:
             thread_id = "t_" + uuid.uuid4().hex[:12]

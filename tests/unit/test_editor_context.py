@@ -154,3 +154,41 @@ def test_a_mention_outside_the_workspace_is_reported_not_read(ws: Workspace, tmp
     mentions = find_mentions("read @../outside.txt", ws)
     assert len(mentions) == 1 and mentions[0].path is None
     assert "outside the workspace" in (mentions[0].problem or "")
+
+
+def test_the_whole_block_holds_its_cap_and_names_what_it_left_out(ws: Workspace):
+    # Issue 23: 200 attachments of one large file gave 55,083 characters, because the
+    # "not included" notes, titles, fences and diagnostics did not count.
+    from invincat_server.runtime.editor_context import MAX_TOTAL_CHARS
+
+    big = ws.root / "big.py"
+    big.write_text("".join(f"value_{n} = {n}  # {'z' * 60}\n" for n in range(3000)))
+    names = [ws.root / f"m{n}.py" for n in range(150)]
+    for path in names:
+        path.write_text("x = 1\n" * 400)
+    diagnostics = [
+        ContextDiagnostic(big, LineRange(n, 0, n, 4), "w " * 300, 2, "lint " * 30, "C1")
+        for n in range(40)
+    ]
+    context = EditorContext(
+        diagnostics=diagnostics,
+        attachments=[Attachment(big)] * 200 + [Attachment(p) for p in names],
+    )
+    block, labels = build_context_block(context, [], ws, disk)
+    assert len(block) <= MAX_TOTAL_CHARS
+    assert block.endswith("</editor_context>")
+    assert "[truncated: the context limit (40,000 characters) is reached; not included (" in block
+    assert "… and " in block
+    assert "Diagnostics:" in block and "more diagnostics not shown]" in block
+    assert any(label.endswith("(not included: the context limit)") for label in labels), labels[:5]
+
+
+def test_many_missing_files_cannot_push_the_block_past_its_cap(ws: Workspace):
+    from invincat_server.runtime.editor_context import MAX_TOTAL_CHARS
+
+    long_name = "d/" * 40 + "missing"
+    attachments = [Attachment(ws.root / f"{long_name}{n}.py") for n in range(2000)]
+    block, _labels = build_context_block(EditorContext(attachments=attachments), [], ws, disk)
+    assert len(block) <= MAX_TOTAL_CHARS
+    assert "not included (the file does not exist)" in block
+    assert "is reached; not included (" in block
