@@ -13,7 +13,7 @@ from invincat_server.runtime.context.middleware import SUMMARY_SYSTEM_PROMPT
 from invincat_server.runtime.context.window import SUMMARY_HEADER
 from invincat_server.runtime.events import ContextUsage
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.memory.credentials import credentials
+from tests.memory.credentials import credentials, leaked
 from tests.sessions import SessionFactory, run_turn
 
 WINDOW = 6_000
@@ -57,10 +57,16 @@ async def test_an_auto_compaction_summary_keeps_no_secret(
         if compacted:
             break
     assert compacted, "auto-compaction never triggered"
-    assert any(is_summary_request(r) for r in fake_openai.chat_requests())
+    summary_requests = [r for r in fake_openai.chat_requests() if is_summary_request(r)]
+    assert summary_requests
+    # The summariser is sent the dropped turns redacted: what it never sees it cannot
+    # quote, whole or cut, into the checkpointed summary.
+    assert "[REDACTED:" in json.dumps(summary_requests)
+    assert leaked(json.dumps(summary_requests), creds) == []
     after = [r for r in fake_openai.chat_requests() if not is_summary_request(r)][-1]
     summary = after["messages"][1]["content"]
     assert summary.startswith(SUMMARY_HEADER) and "[REDACTED:" in summary
     cut = [c for c in creds if c.secret not in json.dumps(after["messages"][2:])]
     assert cut, "nothing was compacted away"
-    assert [c.provider for c in cut if c.secret in summary] == []
+    # Not even a 12-character piece of one (a secret cut before redaction leaves one).
+    assert leaked(summary, cut) == []
