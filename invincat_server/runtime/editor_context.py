@@ -15,7 +15,6 @@ that reaches the model.
 
 from __future__ import annotations
 
-import mimetypes
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from invincat_server.runtime.errors import SessionError
 from invincat_server.runtime.memory.redaction import redact_and_cut, redact_text
+from invincat_server.runtime.mentions import FENCE_LANGUAGES, Mention, find_mentions
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
 
 __all__ = [
@@ -117,99 +117,12 @@ class EditorContext:
     attachments: list[Attachment] = field(default_factory=list)
 
 
-# --------------------------------------------------------------------------- @mentions
-
-# `@` at the start or after whitespace or an opening bracket/quote, then either a quoted
-# path or a run of path characters (brackets and quotes end it: `@app.route('/x')` is
-# `app.route`). `foo@bar.com` never matches (a letter before `@`).
-_MENTION = re.compile(r"""(?:^|(?<=[\s(\[{'"`]))@(?:"([^"\n]+)"|([^\s"'`()\[\]{}<>,;]+))""")
-_TRAILING = ".,;:!?"
-_EXTENSION = re.compile(r"\.([A-Za-z0-9_+-]{1,10})$")
-# Code pasted into a prompt (ACP embeds attached files as fenced blocks) is not a mention.
-_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
-
-
-def _has_file_extension(text: str) -> bool:
-    """`notes.md`, `app.py`: an extension the stdlib's mimetypes table or our fence
-    languages know. `app.route`, `functools.wraps` are decorators, not files."""
-    match = _EXTENSION.search(text)
-    if match is None:
-        return False
-    suffix = "." + match.group(1).lower()
-    return suffix in _FENCE_LANGUAGES or mimetypes.guess_type("x" + suffix)[0] is not None
-
-
-@dataclass(frozen=True)
-class Mention:
-    text: str
-    """The path as written (without `@` and quotes)."""
-    path: Path | None
-    """The resolved file, None when it cannot be attached (`problem` says why)."""
-    problem: str | None = None
-
-
-def find_mentions(prompt: str, workspace: Workspace) -> list[Mention]:
-    """The `@path` mentions in `prompt`, each resolved or with the reason it is not.
-
-    `@word` counts as a mention when the file exists in the workspace, or when it looks like
-    a path (quoted, contains `/`, or ends in a known file extension such as `.py`);
-    everything else (`@dataclass`, `@app.route`, `@alice`, an e-mail address) and anything
-    inside a fenced code block is ordinary text and left alone."""
-    found: list[Mention] = []
-    seen: set[str] = set()
-    for match in _MENTION.finditer(_FENCED.sub(" ", prompt)):
-        quoted, bare = match.group(1), match.group(2)
-        text = quoted if quoted is not None else bare.rstrip(_TRAILING)
-        if not text or text in seen:
-            continue
-        looks_like_path = quoted is not None or "/" in text or _has_file_extension(text)
-        try:
-            path = workspace.resolve(text)
-        except WorkspaceError as exc:
-            if looks_like_path:
-                seen.add(text)
-                found.append(Mention(text, None, f"@{text} was not attached: {exc}"))
-            continue
-        if path.is_file():
-            seen.add(text)
-            found.append(Mention(text, path))
-        elif looks_like_path:
-            seen.add(text)
-            why = "it is a directory, not a file" if path.is_dir() else "no such file"
-            found.append(Mention(text, None, f"@{text} was not attached: {why} in the workspace."))
-    return found
-
-
 # --------------------------------------------------------------------------- the block
 
 Reader = Callable[[Path], str | None]
 """Current text of a file (editor buffer, else disk); None if it does not exist. May raise
 an exception whose message says why it cannot be used as text (binary, not UTF-8)."""
 
-
-_FENCE_LANGUAGES = {
-    ".py": "python",
-    ".js": "javascript",
-    ".ts": "typescript",
-    ".tsx": "tsx",
-    ".jsx": "jsx",
-    ".json": "json",
-    ".md": "markdown",
-    ".rs": "rust",
-    ".go": "go",
-    ".lua": "lua",
-    ".sh": "bash",
-    ".toml": "toml",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".html": "html",
-    ".css": "css",
-    ".c": "c",
-    ".h": "c",
-    ".cpp": "cpp",
-    ".java": "java",
-    ".rb": "ruby",
-}
 
 _SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
@@ -329,7 +242,7 @@ class _Builder:
     def fence(self, path: Path) -> str:
         if path == self.active and self.language_id:
             return self.language_id
-        return _FENCE_LANGUAGES.get(path.suffix.lower(), "")
+        return FENCE_LANGUAGES.get(path.suffix.lower(), "")
 
     def add_part(self, part: str, what: str) -> bool:
         """Append `part` (tags neutralised, so its length is final) if the budget has room;
