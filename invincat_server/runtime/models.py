@@ -53,14 +53,23 @@ class _StreamChecker:
             except json.JSONDecodeError as exc:
                 raise ModelOutputError(
                     f"The model sent malformed arguments for tool `{name}` "
-                    f"({exc.msg}): {entry['args'][:120]!r}"
+                    f"({exc.msg}): {_quoted(entry['args'])}"
                 ) from None
             if not isinstance(args, dict):
                 raise ModelOutputError(
                     f"The model sent arguments for tool `{name}` that are valid JSON but not "
                     f"a JSON object (got {_json_kind(args)}); tool arguments must be an "
-                    f"object: {entry['args'][:120]!r}"
+                    f"object: {_quoted(entry['args'])}"
                 )
+
+
+def _quoted(raw: str) -> str:
+    """The start of the model's raw arguments for an error message, redacted before it
+    is cut: the message is shown, logged, and for the memory model stored and sent back
+    to it, so half a secret must not survive the cut."""
+    from invincat_server.runtime.memory.redaction import redact_and_cut
+
+    return repr(redact_and_cut(raw, 120))
 
 
 def _json_kind(value: Any) -> str:

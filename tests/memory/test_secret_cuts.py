@@ -186,3 +186,38 @@ async def test_acp_titles_offload_and_its_summary_keep_no_secret_nor_piece_of_on
     titles = listed_titles(invincat_env)
     assert "deploy with [REDACTED:" in titles and "word word" in titles
     assert leaked(titles, everything) == []
+
+
+def test_malformed_memory_model_arguments_quoted_in_errors_keep_no_piece_of_a_secret(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+    invincat_home: Path,
+) -> None:
+    # The error quotes the start (120 characters) of the raw arguments; it is logged,
+    # stored as the memory agent's failure and sent back to the memory model next run.
+    creds = straddlers(credentials(), 3)
+    start = '{"operations": ['
+    raw = start + filler(120 - BEFORE_CUT - len(start)) + creds[0].text + " " + creds[1].text
+    fake_openai.add_steps(
+        [
+            main(content="Noted."),
+            {
+                "match": {"model": MEMORY_MODEL},
+                "tool_calls": [{"name": "submit_memory_operations", "arguments_raw": raw}],
+            },
+        ]
+    )
+    env = {**invincat_env, **ON}
+    result = run_invincat(
+        ["chat", "remember: deploys go out on Fridays", "--json", "--cwd", str(workspace)],
+        env,
+        timeout=180,
+    )
+    assert result.code == 0, result.stderr
+    assert [r for r in fake_openai.chat_requests() if r["model"] == MEMORY_MODEL]
+    db = (invincat_home / "threads.sqlite").read_bytes().decode("utf-8", "replace")
+    assert "malformed" in db or "memory" in result.stderr
+    assert leaked(db, creds) == []
+    assert leaked(result.stderr, creds) == []
+    assert leaked(result.stdout, creds) == []
