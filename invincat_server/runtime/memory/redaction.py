@@ -10,6 +10,11 @@ Two layers:
   update whose text still trips it, and `redact_deep()` masks such text as well, because
   the journal records proposals as proposed and must never hold a secret either.
 
+Text that is shortened is redacted first and cut afterwards (`redact_and_cut`,
+`cut_redacted`, `keep_end`): a cut through a secret leaves half a token that no rule
+recognises and that is still half the secret. Text the main model sees unredacted is cut
+between tokens only (`cut_whole_tokens`).
+
 Applied to everything Invincat writes to disk or sends anywhere but the main model:
 memory-model requests, memory stores and journals, offload files, compaction summaries,
 thread titles, the memory agent's failure records (docs/security.md lists them, and what
