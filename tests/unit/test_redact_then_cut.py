@@ -58,3 +58,16 @@ def test_micro_compaction_heads_never_hold_half_a_secret() -> None:
     head = compacted[1].content
     assert isinstance(head, str) and head.startswith("[compacted tool output]")
     assert leaked(head, creds) == []
+
+
+def test_a_huge_value_without_whitespace_costs_a_bounded_window() -> None:
+    # A 5 MB diagnostic message or tool argument with no space must not be redacted
+    # whole for a 500-character cut (20 of them would hang the prompt).
+    import time
+
+    [cred] = straddlers(credentials(), 1)
+    text = filler(490) + cred.text + "z" * 5_000_000
+    started = time.perf_counter()
+    cut = redact_and_cut(text, 500)
+    assert time.perf_counter() - started < 2
+    assert len(cut) <= 500 and leaked(cut, [cred]) == []

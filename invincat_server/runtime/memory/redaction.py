@@ -322,12 +322,14 @@ _SPACE = re.compile(r"\s")
 def window_for_cut(text: str, limit: int) -> str:
     """The part of a long `text` worth redacting before it is cut to `limit`: up to the
     first whitespace past 8x the limit (at least 4 KiB), so no token is split and a
-    1 MB line costs what its start costs; all of it when no whitespace is near."""
+    1 MB line costs what its start costs. With no whitespace in the next 64 KiB the
+    window ends there: a run that long is no credential, and a rule that matches at its
+    start still matches the first 64 KiB of it, so what the cut keeps is the same."""
     start = max(limit * _WINDOW_FACTOR, _MIN_WINDOW)
     if len(text) <= start:
         return text
     space = _SPACE.search(text, start, start + _MAX_WINDOW)
-    return text if space is None else text[: space.start()]
+    return text[: start + _MAX_WINDOW] if space is None else text[: space.start()]
 
 
 def cut_redacted(text: str, limit: int, *, marker: str = "…") -> str:
