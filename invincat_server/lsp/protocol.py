@@ -483,6 +483,9 @@ class MemoryListResult(TypedDict):
     """Scope → store file path."""
     problems: NotRequired[dict[str, str]]
     """Scope → why its store could not be read (what was salvaged is still listed)."""
+    invalid_entries: NotRequired[list[dict[str, Any]]]
+    """Entries skipped because they do not validate: `{scope, index, id, reason}` each
+    (`id` null unless it is a printable id); the valid entries are in `items`."""
 
 
 class MemoryShowResult(TypedDict):
@@ -503,6 +506,9 @@ class MemoryVerifyResult(TypedDict):
     checked: int
     stale: int
     moved: int
+    invalid: int
+    invalid_entries: list[dict[str, Any]]
+    """As in `MemoryListResult`: entries skipped because they do not validate."""
 
 
 class OffloadResult(TypedDict):

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
 EXIT_STALE = 1
-"""`verify` found at least one entry whose cited evidence changed or is gone."""
+"""`verify` found at least one entry whose cited evidence changed or is gone, or one that
+does not validate (skipped; the output names it)."""
 
 
 class MemoryViews(Protocol):
@@ -83,7 +84,7 @@ def add_memory_parser(subparsers: Any) -> None:
     verify = sub.add_parser(
         "verify",
         parents=[common],
-        help="check cited entries against the files (exit 1 when one is stale)",
+        help="check cited entries against the files (exit 1 when one is stale or invalid)",
     )
     verify.add_argument("--scope", choices=("user", "project"))
     verify.add_argument("--all", action="store_true", help="include archived entries")
@@ -199,14 +200,23 @@ def _summary(report: BatchReport) -> str:
 
 
 # -- handlers ---------------------------------------------------------------------
+def _print_invalid(invalid: list[dict[str, Any]]) -> None:
+    """One line per entry a read skipped because it does not validate."""
+    for bad in invalid:
+        label = f"items[{bad['index']}]" + (f" ({bad['id']})" if bad["id"] else "")
+        print(f"INVALID {bad['scope']} {label}, skipped: {bad['reason']}")
+
+
 def _list(views: MemoryViews, args: argparse.Namespace) -> int:
     view = views.list_view(args.scope, include_archived=args.all, tier=args.tier)
     if args.json:
         _print_json(view)
         return EXIT_OK
     entries = view["items"]
+    invalid = view.get("invalid_entries", [])
     if not entries:
         print("No memory entries." + ("" if args.all else " (--all includes archived ones)"))
+        _print_invalid(invalid)
         return EXIT_OK
     width = shutil.get_terminal_size((120, 24)).columns
     header = (
@@ -220,6 +230,7 @@ def _list(views: MemoryViews, args: argparse.Namespace) -> int:
             f"{_clip(e['section'], 18):<18} "
         )
         print(line + _clip(e["content"], max(20, width - len(line))))
+    _print_invalid(invalid)
     return EXIT_OK
 
 
@@ -366,12 +377,16 @@ def _verify(service: MemoryService, args: argparse.Namespace) -> int:
             changes = [c["change"] for c in item["citations"] if c.get("change")]
             detail = "; ".join(changes) if changes else "evidence unchanged"
             print(f"{item['id']:<13} {item['state']:<6} {detail}")
+        _print_invalid(report["invalid_entries"])
         print(
             f"{report['checked']} cited entries checked: {report['stale']} stale, "
             f"{report['moved']} moved"
             + (" (re-anchored after the next chat turn)" if report["moved"] else "")
+            + (f"; {report['invalid']} invalid entries skipped" if report["invalid"] else "")
         )
-    return EXIT_STALE if report["stale"] else EXIT_OK
+    if service.problems():  # a store that could not be read at all: printed on stderr
+        return EXIT_USAGE
+    return EXIT_STALE if report["stale"] or report["invalid"] else EXIT_OK
 
 
 def _revert(service: MemoryService, args: argparse.Namespace) -> int:

@@ -167,6 +167,13 @@ def test_corrupt_store_is_reported_by_the_cli(cli: Cli) -> None:
     store.write_bytes(b"{broken")
     listing = cli("list", "--json")
     assert listing.returncode == 0 and json.loads(listing.stdout)["items"] == []
+    assert "is not valid JSON" in listing.stderr and "left it untouched" in listing.stderr
+    # A read never backs up or resets: that is the next write's job.
+    assert store.read_bytes() == b"{broken"
+    assert list(store.parent.glob("memory_project.corrupt-*.json")) == []
+    batch = [{"op": "create", "scope": "project", "section": "S", "content": "f"}]
+    applied = cli("apply", "--scope", "project", "-", stdin=json.dumps(batch))
+    assert applied.returncode == 0, applied.stderr
     backups = list(store.parent.glob("memory_project.corrupt-*.json"))
     assert len(backups) == 1 and backups[0].read_bytes() == b"{broken"
     log = cli("log")

@@ -1,4 +1,6 @@
-"""Corrupt stores: exact backup first, fresh store only after it (spec section 9)."""
+"""Corrupt stores: reads never write; a write backs the exact bytes up first and starts a
+fresh store only after it (spec section 9). A store whose document is sound but with an
+entry that does not validate is not reset at all: see test_bad_entries.py."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 from invincat_server.runtime.memory import MemoryService, StoreUnavailableError
 from invincat_server.runtime.memory import paths as paths_mod
 from invincat_server.runtime.memory import store as store_mod
+from invincat_server.runtime.memory.errors import InvalidEntriesError
 from invincat_server.runtime.memory.store import parse_store
 
 from .helpers import create
@@ -22,26 +25,29 @@ CORRUPTIONS = {
         {"version": 1, "scope": "project", "next_seq": "many", "items": [{"id": "mem_p_000005"}]}
     ).encode(),
     "not_an_object": b"[1, 2, 3]",
-    "inconsistent_tier": json.dumps(
-        {
-            "version": 1,
-            "scope": "project",
-            "next_seq": 2,
-            "items": [
-                {
-                    "id": "mem_p_000001",
-                    "scope": "project",
-                    "section": "S",
-                    "content": "c",
-                    "score": 90,
-                    "tier": "cold",
-                    "created_at": "t",
-                    "updated_at": "t",
-                }
-            ],
-        }
-    ).encode(),
+    "too_deep": b'{"version": 1, "scope": "project", "next_seq": 2, "items": [' + b"[" * 5000,
+    "huge_number": b'{"version": 1, "scope": "project", "next_seq": %s, "items": []}'
+    % (b"9" * 5000),
 }
+INCONSISTENT_TIER = json.dumps(
+    {
+        "version": 1,
+        "scope": "project",
+        "next_seq": 2,
+        "items": [
+            {
+                "id": "mem_p_000001",
+                "scope": "project",
+                "section": "S",
+                "content": "c",
+                "score": 90,
+                "tier": "cold",
+                "created_at": "t",
+                "updated_at": "t",
+            }
+        ],
+    }
+).encode()
 
 
 def _backups(service: MemoryService) -> list[Path]:
@@ -57,12 +63,16 @@ def test_corrupt_store_is_backed_up_byte_for_byte_then_replaced(
     path.parent.mkdir(parents=True)
     path.write_bytes(original)
     assert service.list() == []
+    # A read reports the damage and leaves it alone: no backup, no fresh store.
+    assert "left it untouched" in service.problems()["project"]
+    assert path.read_bytes() == original and _backups(service) == []
+    # The next write backs the exact bytes up, then starts a fresh store.
+    (created,) = service.apply("project", [create()]).created_ids()
     (backup,) = _backups(service)
     assert backup.read_bytes() == original
     fresh = parse_store(path.read_bytes(), "project")
-    assert fresh.entries == {}
+    assert list(fresh.entries) == [created]
     # Ids seen in the broken bytes are never handed out again.
-    (created,) = service.apply("project", [create()]).created_ids()
     if kind == "bad_json":
         assert created == "mem_p_000008"
     recovery = [r for r in service.log("project") if r.actor == "recovery"]
@@ -88,7 +98,7 @@ def test_when_the_backup_fails_the_store_is_untouched_and_writes_refused(
     assert str(path) in message and "mv " in message
     assert path.read_bytes() == original
     assert service.list("project") == []  # listing still works (nothing valid to show)
-    assert "left untouched" in service.problems()["project"]
+    assert "untouched" in service.problems()["project"]
     service.apply("user", [create("user")])  # the other scope is unaffected
 
 
@@ -119,8 +129,31 @@ def test_salvageable_entries_are_listed_while_read_only(
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(store_mod, "write_backup", refuse)
+    damaged = path.read_bytes()
     assert [e.content for e in service.list()] == ["still readable fact"]
+    assert "next_seq" in service.problems()["project"]
+    assert path.read_bytes() == damaged and _backups(service) == []
+    with pytest.raises(StoreUnavailableError, match="Permission denied"):
+        service.apply("project", [create()])
     assert "Permission denied" in service.problems()["project"]
+    assert [e.content for e in service.list()] == ["still readable fact"]
+
+
+def test_an_entry_that_contradicts_its_tier_costs_that_entry_only(
+    service: MemoryService,
+) -> None:
+    """Entry-level damage is not a reset: writes refuse until a person fixes it."""
+    path = service.store_paths()["project"]
+    path.parent.mkdir(parents=True)
+    path.write_bytes(INCONSISTENT_TIER)
+    assert service.list() == []
+    [bad] = service.invalid_entries()
+    assert bad.id == "mem_p_000001" and "tier 'cold' does not match score 90" in bad.reason
+    with pytest.raises(InvalidEntriesError, match="mem_p_000001"):
+        service.apply("project", [create()])
+    assert path.read_bytes() == INCONSISTENT_TIER and _backups(service) == []
+    assert service.cleanup() == []  # housekeeping waits for the person too
+    assert path.read_bytes() == INCONSISTENT_TIER
 
 
 def test_a_newer_format_is_never_reset(service: MemoryService) -> None:

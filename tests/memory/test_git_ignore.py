@@ -40,11 +40,12 @@ async def test_offload_memory_and_backups_leave_only_the_store_for_git(
     assert transcript.is_file() and "first question" in transcript.read_text()
 
     repo.remember("Run ./scripts/test before pushing")
-    # A hand-broken store is backed up and replaced: the backup must stay private too.
+    # A hand-broken store is backed up and replaced by the next write (a read leaves it
+    # alone): the backup must stay private too.
     repo.store.write_text("{ broken")
     assert repo.memory("list").returncode == 0
-    (backup,) = repo.store.parent.glob("memory_project.corrupt-*.json")
     repo.remember("Lint with ruff")
+    (backup,) = repo.store.parent.glob("memory_project.corrupt-*.json")
     assert repo.journal.is_file() and (repo.store.parent / "memory_project.lock").is_file()
 
     assert repo.status() == {"?? .invincat/.gitignore", "?? .invincat/memory_project.json"}

@@ -69,20 +69,22 @@ def test_cited_entries_print_the_same_through_both_paths(
     assert sorted(set(states)) == ["changed", "fresh", "missing", "moved"], states
 
 
-def test_a_damaged_store_is_handled_as_before(
+def test_a_damaged_entry_is_reported_through_both_paths(
     varied: MemoryService,  # noqa: F811
     dirs: tuple[Path, Path],
 ) -> None:
-    """Not simple: the full path runs, backs the exact bytes up and journals the recovery."""
+    """Not simple: the full path runs, lists the valid entries, names the bad one and
+    writes nothing (no backup, no recovery)."""
     path = varied.store_paths()["user"]
     damaged = path.read_bytes().replace(b'"score":90', b'"score":900')
     assert damaged != path.read_bytes()
     path.write_bytes(damaged)
     code, out, _ = run(dirs, "list", "--scope", "user", full=False)
-    [backup] = path.parent.glob("memory_user.corrupt-*.json")
-    assert backup.read_bytes() == damaged and code == 0
+    assert code == 0 and "INVALID user items[" in out and "score" in out, out
     assert (code, out) == run(dirs, "list", "--scope", "user", full=True)[:2]
-    assert "recovery" in run(dirs, "log", "--scope", "user", full=False)[1]
+    assert path.read_bytes() == damaged
+    assert list(path.parent.glob("memory_user.corrupt-*.json")) == []
+    assert "recovery" not in run(dirs, "log", "--scope", "user", full=False)[1]
 
 
 @pytest.mark.parametrize("where", ["store", "journal"])

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from invincat_server.runtime.memory.schema import path_is_nameable
+
 MAX_CITATIONS = 5
 MAX_CITED_LINES = 200
 ANCHOR_CHARS = 120
@@ -48,7 +50,7 @@ def read_lines(path: Path) -> list[str] | None:
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_CITED_FILE_BYTES + 1)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
         return None
     if len(data) > MAX_CITED_FILE_BYTES or b"\0" in data[:8192]:
         return None
@@ -74,6 +76,8 @@ class CitationPaths:
 
     def relative(self, raw: str) -> tuple[str | None, str | None]:
         """(project-relative POSIX path, None) or (None, why it is refused)."""
+        if not path_is_nameable(raw):
+            return None, "citation path contains a NUL byte"
         candidate = Path(raw)
         absolute = candidate if candidate.is_absolute() else self.root / candidate
         real = Path(os.path.realpath(absolute))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 # The pydantic-free core (the quick reader uses it too); re-exported for existing callers.
 from invincat_server.runtime.memory.citation_text import (
@@ -29,6 +29,7 @@ from invincat_server.runtime.memory.citation_text import (
     read_lines,
     text_hash,
 )
+from invincat_server.runtime.memory.schema import path_is_nameable
 
 __all__ = [
     "ANCHOR_CHARS",
@@ -56,6 +57,15 @@ class Citation(BaseModel):
     # make the whole store unreadable; a wrong hash only makes the entry stale.
     sha256: str = Field(max_length=128)
     anchor: str = Field(default="", max_length=1000)
+
+    @field_validator("path")
+    @classmethod
+    def _nameable(cls, path: str) -> str:
+        # A path no file can have (a NUL byte) cannot be checked at all: the entry is
+        # invalid, not stale (the quick reader refuses it the same way).
+        if not path_is_nameable(path):
+            raise ValueError("the path contains a NUL byte")
+        return path
 
     def label(self) -> str:
         return citation_label(

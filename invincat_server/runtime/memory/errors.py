@@ -44,3 +44,9 @@ class UnknownEntryError(MemoryStoreError):
 
 class UnknownBatchError(MemoryStoreError):
     """No journal record for this batch id."""
+
+
+class InvalidEntriesError(StoreUnavailableError):
+    """A store whose document is sound but some entries do not validate (a hand edit, a
+    pull). Reads skip those entries; writes refuse, leaving the file as it is, until a
+    person fixes or removes them: a rewrite would have to drop someone's entry."""

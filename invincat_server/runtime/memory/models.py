@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -28,6 +28,7 @@ from invincat_server.runtime.memory.schema import (  # noqa: F401
     HOT_MIN,
     ID_PREFIX,
     MAX_CONTENT,
+    MAX_ENTRY_DEPTH,
     MAX_SCORE_REASON,
     MAX_SECTION,
     SCOPES,
@@ -35,6 +36,7 @@ from invincat_server.runtime.memory.schema import (  # noqa: F401
     WARM_MIN,
     Scope,
     Tier,
+    nesting_depth_exceeds,
     tier_for,
 )
 
@@ -129,6 +131,13 @@ class Entry(BaseModel):
         data = handler(self)
         if not data.get("citations"):
             data.pop("citations", None)
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded_depth(cls, data: Any) -> Any:
+        if nesting_depth_exceeds(data):
+            raise ValueError(f"the entry nests deeper than {MAX_ENTRY_DEPTH} levels")
         return data
 
     @model_validator(mode="after")

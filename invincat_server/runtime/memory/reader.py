@@ -53,6 +53,8 @@ from invincat_server.runtime.memory.schema import (
     MAX_SECTION,
     SCOPES,
     STORE_VERSION,
+    nesting_depth_exceeds,
+    path_is_nameable,
     tier_for,
 )
 
@@ -114,6 +116,12 @@ def _choice(*options: str, optional: bool = False) -> Check:
         return value
 
     return check
+
+
+def _cited_path(value: Any) -> Any:
+    """`Citation.path`: 1-500 characters, and a path the OS can name (no NUL byte)."""
+    _need(type(value) is str and 1 <= len(value) <= 500 and path_is_nameable(value))
+    return value
 
 
 def _boolean(value: Any) -> Any:
@@ -178,7 +186,7 @@ SOURCE_FIELDS: Fields = (
 )
 _SOURCE = _model(SOURCE_FIELDS)
 CITATION_FIELDS: Fields = (
-    ("path", _REQUIRED, _text(1, 500)),
+    ("path", _REQUIRED, _cited_path),
     ("start_line", _REQUIRED, _integer(1)),
     ("end_line", _REQUIRED, _integer(1)),
     ("sha256", _REQUIRED, _text(0, 128)),
@@ -270,6 +278,7 @@ def _read(path: Path) -> bytes | None:
 
 def entry(raw: Any, scope: str) -> dict[str, Any]:
     """One stored entry as `Entry.to_json()` gives it."""
+    _need(not nesting_depth_exceeds(raw))  # Entry refuses it (schema.MAX_ENTRY_DEPTH)
     data = _ENTRY(raw)
     match = _ID.fullmatch(data["id"])
     if match is None:

@@ -23,3 +23,34 @@ def tier_for(score: int) -> Tier:
     if score >= WARM_MIN:
         return "warm"
     return "cold"
+
+
+MAX_ENTRY_DEPTH = 32
+"""How deeply an entry's JSON may nest (unknown fields included). A store comes from git
+or a hand edit: without a bound, one entry nested thousands deep would break every later
+`json.dumps` of it (front ends print entries), so such an entry is invalid."""
+
+
+def nesting_depth_exceeds(value: object, limit: int = MAX_ENTRY_DEPTH) -> bool:
+    """True when `value` (plain JSON data) nests deeper than `limit` containers.
+
+    Iterative, so it never hits the interpreter's recursion limit itself."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def path_is_nameable(path: str) -> bool:
+    """A cited path the OS can name: no NUL byte (every path call refuses one with
+    ValueError, which no caller expects of a stored string)."""
+    return "\x00" not in path

@@ -21,6 +21,7 @@ from invincat_server.runtime.memory.changeset import (
 )
 from invincat_server.runtime.memory.citations import CitationResolver
 from invincat_server.runtime.memory.errors import (
+    InvalidEntriesError,
     MemoryStoreError,
     MergeConflictError,
     StoreUnavailableError,
@@ -37,6 +38,12 @@ from invincat_server.runtime.memory.protection import PathGuard
 from invincat_server.runtime.memory.redaction import redact_deep
 from invincat_server.runtime.memory.report import AppliedOp, BatchReport, JournalRecord
 from invincat_server.runtime.memory.revert import merge_followers, plan_revert
+from invincat_server.runtime.memory.scan import (
+    BadEntry,
+    damaged_store_message,
+    invalid_entries_message,
+    scan_store,
+)
 from invincat_server.runtime.memory.staleness import EntryCheck, StalenessChecker, stat_key
 from invincat_server.runtime.memory.store import (
     CorruptStoreError,
@@ -78,6 +85,7 @@ class MemoryService:
         # too): runtime/memory/writer.py.
         self.writer = StoreWriter(self.files, lock_timeout=self.limits.lock_timeout)
         self._problems: dict[Scope, str] = {}
+        self._invalid: dict[Scope, list[BadEntry]] = {}
         self._notify = notify
         self._told: set[str] = set()
         self._cited: tuple[object, list[Entry]] | None = None
@@ -106,27 +114,48 @@ class MemoryService:
         """Scopes whose store could not be read or repaired, with what to do about it."""
         return {scope: problem for scope, problem in self._problems.items()}
 
+    def invalid_entries(self, scope: str | None = None) -> list[BadEntry]:
+        """Entries the last read of `scope` (or of every scope) skipped, and why."""
+        scopes = SCOPES if scope is None else (_check_scope(scope),)
+        return [bad for name in scopes for bad in self._invalid.get(name, [])]
+
     def _read_entries(self, scope: Scope) -> list[Entry]:
-        """Entries of one scope without taking the lock (writes are atomic renames)."""
+        """Entries of one scope without taking the lock (writes are atomic renames).
+
+        Read-only whatever the bytes: a store that does not validate as a whole is read
+        entry by entry (scan.py) and never backed up, reset or repaired here; that is a
+        write's decision (`_load_locked`)."""
         store = self.writer.stores[scope]
         data = read_bytes(store.files.store)
+        self._invalid.pop(scope, None)
         try:
             state = store.parse(data)
         except MergeConflictError as exc:
             self._problems[scope] = str(exc)
             raise  # no salvage: half of a conflict shown as the whole store would mislead
         except CorruptStoreError:
-            try:
-                with store.locked():
-                    state, _ = self._load_locked(scope)
-            except StoreUnavailableError as exc:
-                self._problems[scope] = str(exc)
-                return salvage_entries(data or b"", scope)
+            return self._scan(scope, data or b"")
         except StoreUnavailableError as exc:
             self._problems[scope] = f"{store.files.store}: {exc}"
             return salvage_entries(data or b"", scope)
         self._problems.pop(scope, None)
         return list(state.entries.values())
+
+    def _scan(self, scope: Scope, data: bytes) -> list[Entry]:
+        """The valid entries of a store that does not validate as a whole; the others
+        are kept in `_invalid`, damage outside the entries in `_problems`."""
+        path = self.files[scope].store
+        try:
+            scan = scan_store(data, scope)
+        except CorruptStoreError as exc:
+            self._problems[scope] = damaged_store_message(path, scope, exc.problem)
+            return []
+        self._invalid[scope] = scan.bad
+        if scan.problem is not None:
+            self._problems[scope] = damaged_store_message(path, scope, scan.problem)
+        else:
+            self._problems.pop(scope, None)
+        return scan.entries
 
     def _injectable_entries(self, scope: Scope) -> list[Entry]:
         """Entries for injection: a conflicted store contributes nothing, and says why."""
@@ -136,8 +165,11 @@ class MemoryService:
             self._tell_once(scope, exc)
             return []
 
-    def _tell_once(self, scope: Scope, exc: MergeConflictError) -> None:
-        message = f"{exc} Until then, the agent works without {scope} memory."
+    def _tell_once(self, scope: Scope, exc: StoreUnavailableError) -> None:
+        if isinstance(exc, InvalidEntriesError):
+            message = f"{exc} Until then, nothing new is saved to {scope} memory."
+        else:
+            message = f"{exc} Until then, the agent works without {scope} memory."
         if self._notify is not None and message not in self._told:
             self._told.add(message)
             self._notify(message)
@@ -251,7 +283,7 @@ class MemoryService:
             return None
         try:
             return self.apply("project", {"operations": operations[:20]}, actor=actor)
-        except MergeConflictError as exc:
+        except (MergeConflictError, InvalidEntriesError) as exc:
             self._tell_once("project", exc)
             return None
 
@@ -336,7 +368,7 @@ class MemoryService:
                 with store.locked():
                     state, _ = self._load_locked(scope)
                     record = self._cleanup_locked(scope, state)
-            except MergeConflictError as exc:  # housekeeping waits for the person
+            except (MergeConflictError, InvalidEntriesError) as exc:  # waits for the person
                 self._tell_once(scope, exc)
                 continue
             if record is not None:
@@ -409,12 +441,26 @@ class MemoryService:
             self._problems[scope] = str(exc)
             raise
         except CorruptStoreError as exc:
+            self._refuse_invalid_entries(scope, data or b"")
             return self._recover_locked(scope, data or b"", exc.problem)
         self._problems.pop(scope, None)
         record = self._accept_external_locked(scope, state)
         if record is None:
             return state, []
         return self.writer.journaled(scope) or state, [record]
+
+    def _refuse_invalid_entries(self, scope: Scope, data: bytes) -> None:
+        """InvalidEntriesError when only entries are bad: a fresh store would cost the
+        valid ones too, and dropping the bad ones would delete someone's data; a person
+        decides. Damage to the document itself goes on to recovery."""
+        try:
+            scan = scan_store(data, scope)
+        except CorruptStoreError:
+            return
+        if scan.bad and scan.problem is None:
+            message = invalid_entries_message(self.files[scope].store, scope, scan.bad)
+            self._problems[scope] = message
+            raise InvalidEntriesError(message)
 
     def _recover_locked(
         self, scope: Scope, data: bytes, problem: str

@@ -62,7 +62,7 @@ class CitedRange(Protocol):
 def stat_key(path: Path) -> StatKey:
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte (the models refuse those)
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
@@ -203,7 +203,7 @@ class StalenessChecker:
             path = self._abs[relative] = os.path.join(self._root_str, relative)
         try:
             st = os.stat(path)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL byte (the models refuse those)
             return None
         return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 

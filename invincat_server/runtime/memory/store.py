@@ -112,6 +112,10 @@ def parse_store(data: bytes, scope: Scope) -> StoreState:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CorruptStoreError(f"is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    except RecursionError as exc:
+        raise CorruptStoreError("is not readable JSON (it nests too deeply)") from exc
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise CorruptStoreError(f"is not readable JSON ({exc})") from exc
     if not isinstance(raw, dict):
         raise CorruptStoreError("is not a JSON object")
     version = raw.get("version")
@@ -122,7 +126,9 @@ def parse_store(data: bytes, scope: Scope) -> StoreState:
             f"({STORE_VERSION}); upgrade invincat to change memory"
         )
     if raw.get("scope") != scope:
-        raise CorruptStoreError(f"has scope {raw.get('scope')!r}, expected {scope!r}")
+        found = raw.get("scope")
+        shown = found if isinstance(found, str) and len(found) <= 40 else type(found).__name__
+        raise CorruptStoreError(f"has scope {shown!r}, expected {scope!r}")
     try:
         doc = StoreDoc.model_validate(raw)
     except ValidationError as exc:
@@ -134,7 +140,7 @@ def salvage_entries(data: bytes, scope: Scope) -> list[Entry]:
     """The entries that still validate in a store that does not (read-only listing)."""
     try:
         raw = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # JSONDecodeError is one
         return []
     items = raw.get("items") if isinstance(raw, dict) else None
     found: list[Entry] = []
@@ -152,7 +158,7 @@ def duplicate_id_in(data: bytes) -> str | None:
     """The first entry id that occurs twice in (otherwise parseable) store JSON."""
     try:
         raw = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # JSONDecodeError is one
         return None
     items = raw.get("items") if isinstance(raw, dict) else None
     seen: set[str] = set()

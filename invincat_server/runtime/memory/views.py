@@ -36,12 +36,16 @@ def list_view(
     with_problems: bool = True,
 ) -> dict[str, Any]:
     """`{"items", "stores"}`, plus `problems` (scope: what to do) when a store could not be
-    read. The terminal passes `with_problems=False`: it prints them on stderr instead."""
+    read, and `invalid_entries` when entries were skipped because they do not validate
+    (`{scope, index, id, reason}` each). The terminal passes `with_problems=False`: it
+    prints the problems on stderr instead."""
     entries = service.list(scope, include_archived=include_archived, tier=tier)
     result: dict[str, Any] = {
         "items": [entry_view(service, entry) for entry in entries],
         "stores": {name: str(path) for name, path in service.store_paths().items()},
     }
+    if invalid := service.invalid_entries(scope):
+        result["invalid_entries"] = [bad.to_json() for bad in invalid]
     if with_problems and (problems := service.problems()):
         result["problems"] = problems
     return result
@@ -68,8 +72,10 @@ def log_view(
 def verify_view(
     service: MemoryService, scope: str | None = None, *, include_archived: bool = False
 ) -> dict[str, Any]:
-    """`invincat memory verify` / `invincat/memory/verify`: every cited entry's verdict."""
+    """`invincat memory verify` / `invincat/memory/verify`: every cited entry's verdict,
+    and the entries skipped because they do not validate (`invalid_entries`)."""
     checked = service.verify(scope, include_archived=include_archived)
+    invalid = [bad.to_json() for bad in service.invalid_entries(scope)]
     entries = [
         {"scope": e.scope, "status": e.status, "section": e.section, "content": e.content}
         | v.to_json()
@@ -80,4 +86,6 @@ def verify_view(
         "checked": len(entries),
         "stale": sum(1 for _, v in checked if v.stale),
         "moved": sum(1 for _, v in checked if v.moved and not v.stale),
+        "invalid": len(invalid),
+        "invalid_entries": invalid,
     }
