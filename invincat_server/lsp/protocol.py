@@ -493,6 +493,8 @@ class MemoryShowResult(TypedDict):
     """None once deleted."""
     history: list[dict[str, Any]]
     """Journal records that touched the entry, oldest first."""
+    invalid_entry: NotRequired[dict[str, Any]]
+    """When the stored entry of that id does not validate: `{scope, index, id, reason}`."""
 
 
 class MemoryLogResult(TypedDict):

@@ -242,7 +242,9 @@ def _show(views: MemoryViews, args: argparse.Namespace) -> int:
         _print_json(view)
         return EXIT_OK
     entry = view["entry"]
-    if entry is None:
+    if entry is None and view.get("invalid_entry"):
+        print(f"{args.id}: invalid, skipped: {view['invalid_entry']['reason']}")
+    elif entry is None:
         print(f"{args.id}: deleted")
     else:
         from invincat_server.runtime.memory.reader import citation_label

@@ -163,3 +163,16 @@ def test_a_write_refuses_while_an_entry_is_invalid_and_the_store_is_kept(
     # The user scope is unaffected.
     code, _, err = run(dirs, "archive", "mem_u_000001", "--reason", "done")
     assert code == 0, err
+
+
+def test_show_of_an_invalid_entry_says_why_instead_of_unknown(dirs: tuple[Path, Path]) -> None:
+    stores = write_stores(*dirs, INVALID["cite_nul_byte"])
+    before = (stores[0].read_bytes(), stores[1].read_bytes())
+    code, out, _ = run(dirs, "show", "mem_p_000003")
+    assert code == 0 and "mem_p_000003: invalid, skipped: citations.0.path" in out, out
+    code, out, _ = run(dirs, "show", "mem_p_000003", "--json")
+    view = json.loads(out)
+    assert code == 0 and view["entry"] is None and view["invalid_entry"]["index"] == 1
+    code, out, _ = run(dirs, "show", "mem_p_000002")
+    assert code == 0 and GOOD_PROJECT[1] in out
+    _check_untouched(stores, before)

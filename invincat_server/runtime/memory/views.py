@@ -52,14 +52,19 @@ def list_view(
 
 
 def show_view(service: MemoryService, entry_id: str) -> dict[str, Any] | None:
-    """`{"entry", "history"}` (entry None once deleted); None when the id never existed."""
+    """`{"entry", "history"}` (entry None once deleted, or when the stored entry does not
+    validate: then `invalid_entry` says why); None when the id never existed."""
     entry, history = service.show(entry_id)
-    if entry is None and not history:
+    invalid = next((b for b in service.invalid_entries() if b.id == entry_id), None)
+    if entry is None and not history and invalid is None:
         return None
-    return {
+    result: dict[str, Any] = {
         "entry": entry_view(service, entry) if entry is not None else None,
         "history": [record.model_dump(mode="json") for record in history],
     }
+    if invalid is not None and entry is None:
+        result["invalid_entry"] = invalid.to_json()
+    return result
 
 
 def log_view(

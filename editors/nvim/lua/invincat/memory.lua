@@ -41,6 +41,7 @@ local ns = vim.api.nvim_create_namespace("invincat.memory")
 ---@field rows table<integer, invincat.MemoryRow> 1-based line → what it shows
 ---@field loaded boolean At least one list answer arrived.
 ---@field problems table<string, string> scope → why its store is read-only or damaged
+---@field invalid {scope: string, index: integer, id: string?, reason: string}[] entries the server skipped (they do not validate)
 ---@field source_buf integer? The file buffer `:Invincat memory` was run from: its folder's project is shown.
 ---@field folder invincat.Folder? The workspace folder whose project memory is shown.
 local state = {
@@ -51,6 +52,7 @@ local state = {
   rows = {},
   loaded = false,
   problems = {},
+  invalid = {},
 }
 
 local SCOPES = { "user", "project" } -- the server's order
@@ -122,6 +124,12 @@ local function render()
   table.insert(lines, "")
   for scope, problem in pairs(state.problems) do
     table.insert(lines, #HELP + 2, ("⚠ %s: %s"):format(scope, problem))
+  end
+  for _, bad in ipairs(state.invalid) do
+    -- A JSON null arrives as vim.NIL: the id is shown only when it is a string.
+    local id = type(bad.id) == "string" and (" (" .. bad.id .. ")") or ""
+    local where = ("%s items[%s]%s"):format(bad.scope, tostring(bad.index), id)
+    table.insert(lines, #HELP + 2, ("⚠ %s skipped: %s"):format(where, tostring(bad.reason)))
   end
   local rows = {}
   local marks = {}
@@ -230,6 +238,7 @@ local function list(params, on_done)
       state.items = result.items or {}
       state.stores = result.stores or {}
       state.problems = result.problems or {}
+      state.invalid = result.invalid_entries or {}
       state.loaded = true
       render()
     end
