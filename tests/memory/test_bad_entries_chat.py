@@ -44,3 +44,27 @@ def test_a_chat_injects_the_valid_entries_and_writes_nothing(
     # The housekeeping took the lock (which creates it and the .gitignore), and that is
     # all: no backup, no journal, no fresh store.
     assert set(leftovers(stores[1])) <= {".gitignore", "memory_project.lock"}
+
+
+def test_search_memory_finds_the_valid_entries_next_to_a_bad_one(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    invincat_home: Path,
+    workspace: Path,
+) -> None:
+    stores = write_stores(invincat_home, workspace, INVALID["cite_number"])
+    before = (stores[0].read_bytes(), stores[1].read_bytes())
+    search = {"name": "search_memory", "arguments": {"query": "pytest ruff"}}
+    fake_openai.add_steps([{"tool_calls": [search]}, {"content": "Found them."}])
+
+    result = run_invincat(
+        ["chat", "what do we use?", "--json", "--cwd", str(workspace)], invincat_env
+    )
+
+    assert result.code == 0, result.stderr
+    [tool_result] = result.of_type("tool_result")
+    assert tool_result["name"] == "search_memory" and tool_result["status"] == "success"
+    for content in GOOD_PROJECT:
+        assert content in tool_result["content"], tool_result
+    assert "fact number 3" not in tool_result["content"]
+    assert (stores[0].read_bytes(), stores[1].read_bytes()) == before
