@@ -35,7 +35,7 @@ def citation(path: Any) -> list[dict[str, Any]]:
     return [{"path": path, "start_line": 1, "end_line": 1, "sha256": "0" * 64}]
 
 
-def _nested(depth: int) -> Any:
+def nested(depth: int) -> Any:
     value: Any = "bottom"
     for _ in range(depth):
         value = [value]
@@ -54,7 +54,11 @@ INVALID: dict[str, Any] = {
     "id_object": entry(3, id={"id": "mem_p_000003"}),
     "missing_fields": {"id": "mem_p_000003", "scope": "project"},
     "a_string": "mem_p_000003: remember this",
-    "nested_deep": entry(3, notes=_nested(100)),
+    "nested_deep": entry(3, notes=nested(100)),
+    "nested_in_a_citation": entry(3, citations=[{**citation("notes.md")[0], "x": nested(40)}]),
+    "nested_in_evidence": entry(
+        3, source={"evidence": [{"tool": "t", "path": "p", "x": nested(40)}]}
+    ),
     "other_scope": entry(3, scope="user"),
 }
 """Each makes its entry invalid (the models refuse it), and only that entry."""

@@ -15,13 +15,25 @@ from invincat_server.runtime.memory import MemoryService, reader, views
 from invincat_server.runtime.memory.models import Entry
 from invincat_server.runtime.memory.scan import scan_store
 
-from .bad_stores import INVALID, STALE, good_project, store_text, write_stores
+from .bad_stores import INVALID, STALE, entry, good_project, nested, store_text, write_stores
 
 VALID: dict[str, Any] = {
     **STALE,
     "plain": good_project()[1],
     "cited": good_project()[0],
     "unknown_fields": dict(good_project()[1], note={"from": "a newer invincat"}),
+    # The entry is level 1: an unknown field nested 31 deep reaches level 32, the bound;
+    # an evidence object sits at level 4.
+    "nested_to_the_limit": entry(3, notes=nested(31)),
+    "evidence_nested_to_the_limit": entry(
+        3, source={"evidence": [{"tool": "t", "path": "p", "x": nested(28)}]}
+    ),
+}
+JUST_INVALID: dict[str, Any] = {
+    "nested_one_past_the_limit": entry(3, notes=nested(32)),
+    "evidence_nested_one_past": entry(
+        3, source={"evidence": [{"tool": "t", "path": "p", "x": nested(29)}]}
+    ),
 }
 
 
@@ -41,9 +53,9 @@ def _reader_accepts(raw: Any) -> bool:
     return True
 
 
-@pytest.mark.parametrize("kind", sorted({**INVALID, **VALID}))
+@pytest.mark.parametrize("kind", sorted({**INVALID, **JUST_INVALID, **VALID}))
 def test_the_reader_and_the_model_agree(kind: str) -> None:
-    raw = {**INVALID, **VALID}[kind]
+    raw = {**INVALID, **JUST_INVALID, **VALID}[kind]
     assert _model_accepts(raw) is (kind in VALID)
     assert _reader_accepts(raw) is _model_accepts(raw), kind
     if kind in VALID:  # and build the same JSON from it

@@ -133,12 +133,22 @@ class Entry(BaseModel):
             data.pop("citations", None)
         return data
 
-    @model_validator(mode="before")
-    @classmethod
-    def _bounded_depth(cls, data: Any) -> Any:
-        if nesting_depth_exceeds(data):
-            raise ValueError(f"the entry nests deeper than {MAX_ENTRY_DEPTH} levels")
-        return data
+    @model_validator(mode="after")
+    def _bounded_depth(self) -> Entry:
+        # Only unknown fields can nest freely (the declared ones are typed). Checked after
+        # validation, so the JSON fast path stays in Rust; each place is offset by how deep
+        # it sits in the entry's JSON, so the bound is exactly the quick reader's walk.
+        places: list[tuple[dict[str, Any] | None, int]] = [
+            (self.model_extra, 1),
+            (self.source.model_extra, 2),
+        ]
+        places += [(c.model_extra, 3) for c in self.citations]
+        places += [(e.model_extra, 4) for e in self.source.evidence]
+        for extra, offset in places:
+            for value in (extra or {}).values():
+                if nesting_depth_exceeds(value, MAX_ENTRY_DEPTH - offset):
+                    raise ValueError(f"the entry nests deeper than {MAX_ENTRY_DEPTH} levels")
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> Entry:
