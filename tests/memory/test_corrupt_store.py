@@ -152,8 +152,15 @@ def test_an_entry_that_contradicts_its_tier_costs_that_entry_only(
     with pytest.raises(InvalidEntriesError, match="mem_p_000001"):
         service.apply("project", [create()])
     assert path.read_bytes() == INCONSISTENT_TIER and _backups(service) == []
+    told: list[str] = []
+    service.set_notify(told.append)
     assert service.cleanup() == []  # housekeeping waits for the person too
+    assert service.cleanup() == []
     assert path.read_bytes() == INCONSISTENT_TIER
+    # Said once, with the way out, and that the valid entries are still used.
+    [message] = told
+    assert "mem_p_000001" in message and "by hand" in message
+    assert "nothing new is saved to project memory" in message
 
 
 def test_a_newer_format_is_never_reset(service: MemoryService) -> None:

@@ -54,8 +54,11 @@ def list_view(
 def show_view(service: MemoryService, entry_id: str) -> dict[str, Any] | None:
     """`{"entry", "history"}` (entry None once deleted, or when the stored entry does not
     validate: then `invalid_entry` says why); None when the id never existed."""
-    entry, history = service.show(entry_id)
-    invalid = next((b for b in service.invalid_entries() if b.id == entry_id), None)
+    from invincat_server.runtime.memory.models import id_scope
+
+    entry, history = service.show(entry_id)  # refuses what is not an id
+    skipped = service.invalid_entries(id_scope(entry_id))
+    invalid = next((b for b in skipped if b.id == entry_id), None)
     if entry is None and not history and invalid is None:
         return None
     result: dict[str, Any] = {
