@@ -66,6 +66,7 @@ INVALID: dict[str, Any] = {
 STALE: dict[str, Any] = {
     "cite_absolute": entry(3, citations=citation("/etc/passwd")),
     "cite_dotdot": entry(3, citations=citation("../outside.md")),
+    "cite_symlink_out": entry(3, citations=citation("docs/link.md")),
 }
 """Valid entries whose citation is refused when checked: stale, never opened (docs)."""
 
@@ -91,6 +92,12 @@ def write_stores(home: Path, project: Path, bad: Any) -> tuple[Path, Path]:
     """A user store with one valid entry; a project store with two valid entries and
     `bad` between them (index 1). Returns the two store paths."""
     (project / "notes.md").write_text(NOTES)
+    # A link inside the project to a file outside it (what `cite_symlink_out` cites).
+    outside = project.parent / "outside.md"
+    outside.write_text(NOTES)
+    (project / "docs").mkdir(exist_ok=True)
+    if not (project / "docs" / "link.md").is_symlink():
+        (project / "docs" / "link.md").symlink_to(outside)
     user = home / "memory_user.json"
     user.write_text(store_text("user", [entry(1, "user", content=GOOD_USER)], next_seq=2))
     store = project / ".invincat" / "memory_project.json"
