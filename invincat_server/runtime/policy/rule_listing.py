@@ -212,12 +212,19 @@ def unknown(wanted: str) -> UnknownRule:
 def listed_deny_rule(tool: str, prefix: str | None, created_at: str, workspace: Path) -> ListedRule:
     """An ACP 'reject always' rule (kept by one ACP session)."""
     root = str(workspace)
+    # A shell command with no 'always' option (`rm`, a chain, a path outside) leaves a
+    # deny rule without a prefix: it rejects only such commands, as its option said.
+    words = (
+        f"`{tool}` calls offered no 'always' rule"
+        if tool == "execute" and prefix is None
+        else rule_words(tool, prefix)
+    )
     return ListedRule(
         id=rule_id("session-deny", root, tool, prefix, created_at),
         scope="session",
         tool=tool,
         command=prefix,
-        covers=f"Reject {rule_words(tool, prefix)} for the rest of this session",
+        covers=f"Reject {words} for the rest of this session",
         created_at=created_at,
         workspace=root,
         effect="deny",
