@@ -140,6 +140,7 @@ async def _load_agents(
 
     from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
     from invincat_server.runtime.models import build_chat_model
+    from invincat_server.runtime.sandbox import open_sandbox
     from invincat_server.runtime.tools import build_core_tools
     from invincat_server.runtime.tools.memory_search import build_search_memory_tool
 
@@ -154,8 +155,16 @@ async def _load_agents(
         memory,
     )
     watch = SettingsWatch(settings.home)
+    sandbox = await open_sandbox(
+        settings,
+        workspace.root,
+        trust_project=bool(options.get("trust_project")),
+        notify=notify,
+        headless=lambda: policy.auto_approve,
+    )
+    policy.execute_sandbox = sandbox  # approvals: how each command runs, and what asks always
     tools = [
-        *build_core_tools(workspace, documents=documents),
+        *build_core_tools(workspace, documents=documents, sandbox=sandbox),
         build_search_memory_tool(memory),
     ]
     extensions = await load_extensions(

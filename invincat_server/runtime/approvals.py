@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
@@ -29,6 +29,9 @@ from invincat_server.runtime.policy import (
 )
 from invincat_server.runtime.policy.settings_grants import project_settings_name
 from invincat_server.runtime.tool_traits import FREE_TOOLS, WRITES_FILES
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.sandbox import ExecuteSandbox
 
 
 class DecisionError(ValueError):
@@ -206,10 +209,13 @@ class ApprovalPolicy:
         self.store = store
         self.auto_approve = auto_approve
         self.session_rules: list[Rule] = []
+        self.execute_sandbox: ExecuteSandbox | None = None
 
     def needs_approval(self, tool: str, args: dict[str, Any]) -> bool:
         if tool in FREE_TOOLS or self.auto_approve:
             return False
+        if tool == "execute" and self.execute_sandbox and self.execute_sandbox.asks_always(args):
+            return True  # would run unconfined though a sandbox is configured: no rule covers it
         if tool in WRITES_FILES and project_settings_name(self.workspace, args.get("path")):
             # Files that start programs or grant tools: asked every time, with what the
             # change grants; no "always" rule covers them (`--yes` does: the user's

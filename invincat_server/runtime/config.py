@@ -13,6 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+SANDBOX_MODES = ("read-only", "workspace-write", "off")
+"""`execute`'s OS sandbox modes, narrowest first (runtime/sandbox, docs/security.md)."""
+DEFAULT_SANDBOX_MODE = "workspace-write"
+
 PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod")
 DEFAULT_CONTEXT_WINDOW = 128_000
 
@@ -47,6 +51,12 @@ class Settings:
     """Summarise older turns when the threshold is passed (`INVINCAT_AUTO_COMPACTION`)."""
     micro_compaction: bool = True
     """Elide old bulky tool outputs in model requests (`INVINCAT_MICRO_COMPACTION`)."""
+    sandbox_mode: str = DEFAULT_SANDBOX_MODE
+    """The user's `execute` sandbox mode (`INVINCAT_SANDBOX` / `[sandbox] mode`); a
+    project's `.invincat/config.toml` may narrow it, and widen it only once trusted."""
+    sandbox_network: bool = False
+    """Whether sandboxed commands may use the network (`INVINCAT_SANDBOX_NETWORK` /
+    `[sandbox] network`)."""
 
     @property
     def threads_db(self) -> Path:
@@ -94,6 +104,32 @@ def _flag(raw: str | None, name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be true or false, got {raw!r}.")
 
 
+def sandbox_mode(raw: object, name: str) -> str:
+    """A valid sandbox mode, or a ConfigError naming the choices."""
+    if isinstance(raw, str) and raw.strip().lower() in SANDBOX_MODES:
+        return raw.strip().lower()
+    raise ConfigError(f"{name} must be one of {', '.join(SANDBOX_MODES)}; got {raw!r}.")
+
+
+def _sandbox_settings(env: Mapping[str, str], file_cfg: dict[str, object]) -> tuple[str, bool]:
+    """(mode, network) from the environment, else the user's `[sandbox]` table."""
+    table = file_cfg.get("sandbox", {})
+    if not isinstance(table, dict):
+        raise ConfigError("[sandbox] in config.toml must be a table (mode = ..., network = ...).")
+    mode = DEFAULT_SANDBOX_MODE
+    if env.get("INVINCAT_SANDBOX"):
+        mode = sandbox_mode(env["INVINCAT_SANDBOX"], "INVINCAT_SANDBOX")
+    elif "mode" in table:
+        mode = sandbox_mode(table["mode"], "[sandbox] mode")
+    network = table.get("network", False)
+    if not isinstance(network, bool):
+        raise ConfigError(f"[sandbox] network must be true or false, got {network!r}.")
+    network = _flag(
+        env.get("INVINCAT_SANDBOX_NETWORK") or None, "INVINCAT_SANDBOX_NETWORK", network
+    )
+    return mode, network
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read settings from the environment and `$INVINCAT_HOME/config.toml`."""
     env = os.environ if env is None else env
@@ -111,6 +147,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     threshold_value = float(_number(threshold, "compaction_threshold", float)) if threshold else 0.8
     if not 0.1 <= threshold_value <= 1.0:
         raise ConfigError(f"compaction_threshold must be between 0.1 and 1.0, got {threshold}.")
+    sandbox, network = _sandbox_settings(env, file_cfg)
     return Settings(
         home=home,
         model=pick("INVINCAT_MODEL", "model"),
@@ -129,6 +166,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         micro_compaction=_flag(
             pick("INVINCAT_MICRO_COMPACTION", "micro_compaction"), "micro_compaction", True
         ),
+        sandbox_mode=sandbox,
+        sandbox_network=network,
     )
 
 

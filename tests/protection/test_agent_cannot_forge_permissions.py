@@ -99,6 +99,9 @@ def test_obfuscated_shell_write_of_approvals_is_reverted_and_reported(
             {"content": "done"},
         ]
     )
+    # The revert layer under the sandbox: with the sandbox on, these writes fail outright
+    # (read-only or hidden; tests/protection/test_shell_sandbox.py), so it is off here.
+    env = {**env, "INVINCAT_SANDBOX": "off"}
     # Approve the python once; the second execute must ask again (rejected).
     result = run_invincat(["chat", "go", "--json", "--cwd", str(home)], env, input="y\nn\n\n")
     assert result.code == 0, result.stderr
@@ -131,6 +134,9 @@ async def test_user_mcp_config_trust_and_settings_are_out_of_reach(
     home = workspace / "dot-config" / "invincat"
     home.mkdir(parents=True)
     monkeypatch.setenv("INVINCAT_HOME", str(home))
+    # The revert layer under the sandbox: with the sandbox on, these writes fail outright
+    # (read-only or hidden; tests/protection/test_shell_sandbox.py), so it is off here.
+    monkeypatch.setenv("INVINCAT_SANDBOX", "off")
     (home / "config.toml").write_text('memory_model = "SECRET-MODEL-NAME-42"\n')
     (home / "mcp.json").write_text(json.dumps({"mcpServers": {}}))
     (home / "skills" / "mine").mkdir(parents=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from invincat_server.runtime.events import Error, ToolResult
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.sessions import SessionFactory, run_turn
@@ -50,8 +52,14 @@ ATTEMPTS = [
 
 
 async def test_every_attempt_is_refused_or_reverted(
-    fake_openai: FakeOpenAIServer, make_session: SessionFactory, workspace: Path
+    fake_openai: FakeOpenAIServer,
+    make_session: SessionFactory,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The revert layer under the sandbox: with the sandbox on, these writes fail outright
+    # (read-only or hidden; tests/protection/test_shell_sandbox.py), so it is off here.
+    monkeypatch.setenv("INVINCAT_SANDBOX", "off")
     session = await make_session()
     report = session.memory.apply(
         "project",

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from invincat_server.runtime.events import ApprovalRequested, Error
 from invincat_server.runtime.session import Session
 from invincat_server.testing.fake_openai import FakeOpenAIServer
@@ -34,8 +36,14 @@ async def _run(session: Session, decide: dict[str, dict[str, Any]]) -> list[Any]
 
 
 async def test_worker_cannot_forge_rules_and_the_granted_rule_survives(
-    make_session: SessionFactory, fake_openai: FakeOpenAIServer, workspace: Path
+    make_session: SessionFactory,
+    fake_openai: FakeOpenAIServer,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The revert layer under the sandbox: with the sandbox on, these writes fail outright
+    # (read-only or hidden; tests/protection/test_shell_sandbox.py), so it is off here.
+    monkeypatch.setenv("INVINCAT_SANDBOX", "off")
     home = workspace / ".invincat"  # $INVINCAT_HOME inside the project, as with root = $HOME
     root = str(workspace.resolve())
     forged = {"version": 1, "workspaces": {root: [{"tool": "execute", "command_prefix": None}]}}

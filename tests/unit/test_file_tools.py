@@ -93,7 +93,7 @@ def test_tool_set_and_schemas(workspace: Workspace) -> None:
         "ls": {"path"},
         "glob": {"pattern", "path"},
         "grep": {"pattern", "path", "glob"},
-        "execute": {"command", "timeout"},
+        "execute": {"command", "timeout", "unsandboxed", "reason"},
     }
     for name, params in expected.items():
         schema = tools[name].tool_call_schema.model_json_schema()

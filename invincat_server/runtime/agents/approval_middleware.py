@@ -98,6 +98,10 @@ class ApprovalMiddleware(AgentMiddleware):
             # tool report the error to the model instead of asking the user to approve it.
             return None
         description = _describe(name, args)
+        sandbox = self.policy.execute_sandbox if name == "execute" else None
+        if sandbox is not None:
+            description = sandbox.describe(args)  # names how it runs: sandboxed or not
+        unconfined = sandbox is not None and sandbox.asks_always(args)
         if change is not None:
             path, diff, proposed = change.path, change.diff, change.new_text
             settings = project_settings_name(self.workspace.root, args.get("path"))
@@ -114,8 +118,13 @@ class ApprovalMiddleware(AgentMiddleware):
             path=path,
             diff=diff,
             proposed_text=proposed,
-            always_options=always_options(name, args, self.workspace.root),
-            always_unavailable=always_refusal(name, args, self.workspace.root),
+            # An unconfined command is asked every time: offer no "always" choice.
+            always_options=[] if unconfined else always_options(name, args, self.workspace.root),
+            always_unavailable=(
+                "it would run outside the sandbox: such a command asks every time"
+                if unconfined
+                else always_refusal(name, args, self.workspace.root)
+            ),
         )
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:

@@ -22,6 +22,8 @@ from invincat_server.runtime.tools.preview import ProposedChange, preview_change
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
+    from invincat_server.runtime.sandbox import ExecuteSandbox
+
 __all__ = [
     "DiskOnly",
     "DocumentSource",
@@ -43,12 +45,14 @@ def build_core_tools(
     execute_timeout: float = 120.0,
     execute_max_timeout: float = 600.0,
     output_cap: int = 30_000,
+    sandbox: ExecuteSandbox | None = None,
 ) -> list[BaseTool]:
     """read_file, write_file, edit_file, ls, glob, grep and execute for ``workspace``.
 
     ``documents`` overlays editor buffers (default: disk only). ``execute_timeout`` is the
     default command timeout, ``execute_max_timeout`` the most a call may ask for, and
-    ``output_cap`` the maximum characters of command output returned.
+    ``output_cap`` the maximum characters of command output returned. ``sandbox``: the
+    OS sandbox commands run in (none: unconfined).
     """
     from invincat_server.runtime.tools.files import build_file_tools
     from invincat_server.runtime.tools.search import build_search_tools
@@ -63,5 +67,6 @@ def build_core_tools(
             execute_timeout=execute_timeout,
             execute_max_timeout=execute_max_timeout,
             output_cap=output_cap,
+            sandbox=sandbox,
         ),
     ]

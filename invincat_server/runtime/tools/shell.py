@@ -11,6 +11,10 @@ background child holding the pipe open therefore cannot hang the call: we wait f
 main process, kill the group (closing the pipe's other ends), then drain what is left,
 with a time bound for anything that escaped the group (setsid, daemons).
 
+With a sandbox (runtime/sandbox) the command runs under bubblewrap: `bwrap` leads the
+process group and takes its namespace down with it (`--die-with-parent`, pid namespace),
+so the kill above covers sandboxed commands the same way.
+
 While the command runs, its output also goes out live as `tool_output` events (whole
 lines, a few events a second), through the same line filter the memory guard applies to
 the tool result: a front end never shows live what the result withholds.
@@ -25,16 +29,17 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
 from langchain_core.tools import BaseTool, ToolException
 from langgraph.config import get_config, get_stream_writer
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.sandbox.gate import ExecuteSandbox
 from invincat_server.runtime.tools.files import make_tool, tool_errors
 
 __all__ = [
@@ -259,21 +264,23 @@ async def run_command(
     output_cap: int,
     grace: float | None = None,
     on_output: LiveOutput | None = None,
+    argv: Sequence[str] | None = None,
 ) -> CommandResult:
     """Run ``command`` with bash in ``cwd``; always kills its process group before returning.
 
     ``grace`` is the SIGTERM-to-SIGKILL delay (default KILL_GRACE, read at call time).
     ``on_output`` receives the output as it is read, and is closed before returning.
+    ``argv`` replaces `bash -c command` (the sandbox's bwrap line around it).
     """
     if grace is None:
         grace = KILL_GRACE
     loop = asyncio.get_running_loop()
     read_fd, write_fd = os.pipe()
     try:
+        program, *rest = argv if argv is not None else shell_argv(command)
         proc = await asyncio.create_subprocess_exec(
-            SHELL,
-            "-c",
-            command,
+            program,
+            *rest,
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=write_fd,
@@ -337,6 +344,10 @@ async def run_command(
     )
 
 
+def shell_argv(command: str) -> list[str]:
+    return [SHELL, "-c", command]
+
+
 def format_result(result: CommandResult, timeout: float) -> str:
     output = result.output.rstrip("\n")
     if result.timed_out:
@@ -359,6 +370,19 @@ class ExecuteArgs(BaseModel):
         gt=0,
         description="Seconds before the command is killed (default and maximum are set by "
         "the server; larger values are clamped).",
+    )
+    unsandboxed: StrictBool = Field(
+        default=False,
+        description="Run outside the OS sandbox. Only when a sandboxed run failed because of "
+        "the sandbox (read-only file system outside the workspace or in .git/, no network) "
+        "and the command truly needs that access: the user is asked separately every time, "
+        "and runs that approve everything (--yes) refuse it.",
+    )
+    reason: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="With `unsandboxed`: why the command needs to run without the sandbox "
+        "(shown to the user in the approval).",
     )
 
 
@@ -387,18 +411,35 @@ def build_shell_tools(
     execute_timeout: float = 120.0,
     execute_max_timeout: float = 600.0,
     output_cap: int = 30_000,
+    sandbox: ExecuteSandbox | None = None,
 ) -> list[BaseTool]:
-    """The execute tool bound to one workspace and its limits."""
+    """The execute tool bound to one workspace and its limits; with `sandbox`, commands
+    run in it (no sandbox: unconfined, as in `off` mode)."""
 
-    async def execute(command: str, timeout: float | None = None) -> str:
+    async def execute(
+        command: str,
+        timeout: float | None = None,
+        unsandboxed: bool = False,
+        reason: str | None = None,
+    ) -> str:
         with tool_errors():
             if not command.strip():
                 raise ToolException("command is empty; pass the shell command to run.")
+            args = {"command": command, "unsandboxed": unsandboxed, "reason": reason}
+            refusal = sandbox.refusal(args) if sandbox is not None else None
+            if refusal:
+                raise ToolException(refusal)
             limit = min(timeout if timeout is not None else execute_timeout, execute_max_timeout)
-            result = await run_command(
-                command, workspace.root, limit, output_cap, on_output=_live_output()
-            )
+            shell = shell_argv(command)
+            with contextlib.ExitStack() as stack:
+                argv = stack.enter_context(sandbox.argv(args, shell)) if sandbox else shell
+                result = await run_command(
+                    command, workspace.root, limit, output_cap, on_output=_live_output(), argv=argv
+                )
             text = format_result(result, limit)
+            hint = sandbox.hint(args, result.output, result.exit_code) if sandbox else None
+            if hint:
+                text = f"{text}\n{hint}"
             if result.timed_out:
                 # An error status tells the model the command did not finish, not just
                 # that it printed something.
@@ -413,7 +454,14 @@ def build_shell_tools(
             f"prompts). Default timeout {execute_timeout:g}s, maximum "
             f"{execute_max_timeout:g}s. Output over {output_cap} characters is cut in the "
             "middle. Background processes are killed when the command finishes, so do not "
-            "start servers or watchers expecting them to keep running.",
+            "start servers or watchers expecting them to keep running."
+            + (
+                f" Commands run in an OS sandbox ({sandbox.spec.label()}): outside the "
+                "workspace (and in its .git/ and .invincat/) the file system is read-only, "
+                "/tmp is private to the command."
+                if sandbox is not None and sandbox.active
+                else ""
+            ),
             ExecuteArgs,
             execute,
         )

@@ -1,0 +1,64 @@
+"""An OS sandbox for `execute`, with bubblewrap (docs/security.md, "The shell sandbox").
+
+`open_sandbox` resolves one session's setting (user, environment, project; `project.py`),
+checks once that bwrap works here (`bwrap.py`) and returns the `ExecuteSandbox` the
+execute tool runs commands through and the approvals consult (`gate.py`): confined calls
+are described as such, unconfined ones ask every time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from invincat_server.runtime.config import Settings
+from invincat_server.runtime.sandbox.bwrap import find_bwrap, probe_bwrap
+from invincat_server.runtime.sandbox.gate import (
+    ExecuteSandbox,
+    remove_stale_tmp_dirs,
+    wants_unsandboxed,
+)
+from invincat_server.runtime.sandbox.modes import SandboxSpec
+from invincat_server.runtime.sandbox.project import resolve_spec
+
+__all__ = ["ExecuteSandbox", "SandboxSpec", "open_sandbox", "wants_unsandboxed"]
+
+
+async def open_sandbox(
+    settings: Settings,
+    root: Path,
+    *,
+    trust_project: bool,
+    notify: Callable[[str], None],
+    headless: Callable[[], bool],
+) -> ExecuteSandbox:
+    """The session's sandbox; tells the user once when it is configured but unusable."""
+    spec = resolve_spec(settings, root, trust_project=trust_project, notify=notify)
+    env = dict(os.environ)
+    bwrap = find_bwrap(env) if spec.confined else None
+    unavailable = None
+    if spec.confined:
+        if bwrap is None:
+            unavailable = "bwrap not found"
+        else:
+            unavailable = await asyncio.to_thread(probe_bwrap, bwrap)
+        await asyncio.to_thread(remove_stale_tmp_dirs)
+    if unavailable:
+        notify(
+            f"The shell sandbox ({spec.label()}) is configured but unavailable: "
+            f"{unavailable}. Commands run unconfined, and every command asks for approval "
+            "(no 'always' rule covers it). Install bubblewrap (Debian: `apt-get install "
+            "bubblewrap`) or allow user namespaces, or set the sandbox mode to off "
+            "(`INVINCAT_SANDBOX=off`)."
+        )
+    return ExecuteSandbox(
+        spec,
+        root=root,
+        home=settings.home,
+        bwrap=bwrap,
+        unavailable=unavailable,
+        env=env,
+        headless=headless,
+    )
