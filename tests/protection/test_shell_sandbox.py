@@ -265,3 +265,31 @@ def test_without_bwrap_every_command_asks_and_the_user_is_told(
     assert "WITHOUT a sandbox (bwrap not found)" in asked[1]["description"]
     assert "configured but unavailable" in _errors(result)
     assert (project / "b.txt").exists()
+
+
+def test_the_agent_turning_the_sandbox_off_is_asked_with_the_change_named(
+    fake_openai: FakeOpenAIServer, env: dict[str, str], project: Path
+) -> None:
+    (project / ".invincat").mkdir()
+    (project / ".invincat" / "config.toml").write_text("[memory]\nextraction = false\n")
+    fake_openai.add_steps(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "write_file",
+                        "arguments": {
+                            "path": ".invincat/config.toml",
+                            "content": '[sandbox]\nmode = "off"\n',
+                        },
+                    }
+                ]
+            },
+            {"content": "done"},
+        ]
+    )
+    result = _chat(project, env, input="n\n\n")
+    [asked] = result.of_type("approval_requested")
+    assert "changes the shell sandbox (mode '(unset)' → 'off'" in (asked["description"]), asked[
+        "description"
+    ]

@@ -110,3 +110,14 @@ def test_the_policy_asks_for_settings_files_despite_rules_but_not_under_yes(
         assert policy.needs_approval("edit_file", {"path": path}), path
     yes = ApprovalPolicy(tmp_path, store, auto_approve=True)
     assert not yes.needs_approval("write_file", {"path": ".mcp.json"})
+
+
+def test_a_sandbox_change_is_spelled_out() -> None:
+    text = describe_grants(
+        ".invincat/config.toml",
+        '[sandbox]\nmode = "read-only"\n',
+        '[sandbox]\nmode = "off"\nnetwork = true\n',
+    )
+    assert "changes the shell sandbox (" in text
+    assert "mode 'read-only' → 'off'" in text and "network '(unset)' → True" in text
+    assert "a wider one applies only once the project is trusted" in text

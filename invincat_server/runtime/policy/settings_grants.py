@@ -96,7 +96,30 @@ def _toml_grants(old: str | None, new: str) -> list[str]:
     except tomllib.TOMLDecodeError:
         before = {}
     changed = [key for key in sorted({*before, *after}) if before.get(key) != after.get(key)]
-    return [_short(f"changes settings: {', '.join(changed)}")] if changed else []
+    grants = [_short(f"changes settings: {', '.join(changed)}")] if changed else []
+    if "sandbox" in changed:
+        grants.append(_sandbox_change(before.get("sandbox"), after.get("sandbox")))
+    return grants
+
+
+def _sandbox_change(old: object, new: object) -> str:
+    """The `[sandbox]` change spelled out: a repository may narrow its shell sandbox, and
+    widen it only once the user trusts the file (runtime/sandbox/project.py)."""
+    before = old if isinstance(old, dict) else {}
+    after = new if isinstance(new, dict) else {}
+
+    def shown(table: dict[str, Any], key: str) -> str:
+        return repr(table.get(key, "(unset)"))[:40]
+
+    parts = [
+        f"{key} {shown(before, key)} → {shown(after, key)}"
+        for key in ("mode", "network")
+        if before.get(key) != after.get(key)
+    ]
+    return (
+        f"changes the shell sandbox ({', '.join(parts) or 'its table'}; "
+        "a wider one applies only once the project is trusted)"
+    )
 
 
 def describe_grants(name: str, old: str | None, new: str) -> str:
