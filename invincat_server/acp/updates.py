@@ -79,6 +79,8 @@ def tool_title(name: str, args: dict[str, Any]) -> str:
         "ask_user": "Ask you a question",
         "task": f"Subagent: {str(args.get('description') or '')[:60]}",
     }
+    if name == "execute" and args.get("unsandboxed") is True:
+        titles[name] = f"Run WITHOUT the sandbox: `{args.get('command')}`"
     title = titles.get(name)
     return title if title and "None" not in title else name
 
