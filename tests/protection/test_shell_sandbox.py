@@ -126,6 +126,20 @@ def test_invincat_home_is_hidden_from_commands(
     assert not [m for m in fake_openai.chat_requests()[-1]["messages"] if SECRET in str(m)]
 
 
+def test_invincat_home_inside_the_workspace_is_hidden_too(
+    fake_openai: FakeOpenAIServer, env: dict[str, str], project: Path
+) -> None:
+    home = project / "dot-config" / "invincat"
+    home.mkdir(parents=True)
+    (home / "notes.txt").write_text(SECRET + "\n")
+    command = "printf 'cat dot-config/inv%s/notes.txt' incat > peek.sh && bash peek.sh"
+    fake_openai.add_steps([_execute(command), {"content": "ok"}])
+    result = _chat(project, {**env, "INVINCAT_HOME": str(home)}, "--yes")
+    [text] = _results(result)
+    assert SECRET not in text and "No such file" in text, text
+    assert (home / "notes.txt").read_text() == SECRET + "\n"
+
+
 def test_the_network_is_off_a_loopback_port_on_the_host_cannot_be_reached(
     fake_openai: FakeOpenAIServer, env: dict[str, str], project: Path
 ) -> None:
