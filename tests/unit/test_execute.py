@@ -152,6 +152,11 @@ async def test_empty_command_is_an_error(execute: BaseTool) -> None:
     assert "empty" in message.content
 
 
+async def test_a_nul_byte_is_an_error_not_a_crash(execute: BaseTool) -> None:
+    message = await run(execute, command="echo a\x00b")
+    assert message.status == "error" and "NUL byte" in message.content
+
+
 async def test_plain_invoke_returns_text(execute: BaseTool) -> None:
     assert await execute.ainvoke({"command": "echo hi"}) == "hi\n[exit code: 0]"
 

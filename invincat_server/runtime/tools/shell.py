@@ -425,6 +425,8 @@ def build_shell_tools(
         with tool_errors():
             if not command.strip():
                 raise ToolException("command is empty; pass the shell command to run.")
+            if "\x00" in command:
+                raise ToolException("command contains a NUL byte, which no shell command can hold.")
             args = {"command": command, "unsandboxed": unsandboxed, "reason": reason}
             refusal = sandbox.refusal(args) if sandbox is not None else None
             if refusal:
