@@ -89,7 +89,9 @@ def test_the_sandbox_cannot_be_remounted_writable(
 ) -> None:
     # As root, bwrap keeps every capability unless told otherwise: CAP_SYS_ADMIN is enough
     # to remount / read-write and undo the whole sandbox.
-    command = "mount -o remount,rw,bind / ; touch ../victim/pwned"
+    # Remount only where / is read-only (in the sandbox): run without it (to see this test
+    # fail), the command must not touch the host's mounts.
+    command = "[ -w / ] || mount -o remount,rw,bind / ; touch ../victim/pwned"
     fake_openai.add_steps([_execute(command), {"content": "done"}])
     _chat(project, env, "--yes")
     assert sorted(p.name for p in (outer / "victim").iterdir()) == ["precious.txt"]
