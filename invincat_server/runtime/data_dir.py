@@ -7,15 +7,17 @@ into such a directory calls `ensure_data_dir` first.
 
 The `.gitignore` is an allow-list: everything is ignored except the files meant to be
 shared with a team. A file added by a later version of Invincat is therefore private until
-someone decides otherwise. It is created only when absent (`O_EXCL`, never following a
-symlink) and never rewritten: a user's edits, or a deliberately empty file, win.
+someone decides otherwise. It is created only when absent (`O_EXCL`, no link followed on
+the way: runtime/private_files.py) and never rewritten: a user's edits, or a deliberately
+empty file, win.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
+
+from invincat_server.runtime import private_files
 
 GITIGNORE_NAME = ".gitignore"
 
@@ -38,24 +40,16 @@ GITIGNORE_TEXT = """\
 """
 
 
-def ensure_data_dir(directory: Path) -> None:
-    """Create `directory` if needed and give it the default `.gitignore` if it has none.
+def ensure_data_dir(directory: Path, *, root: Path | None = None) -> None:
+    """Create `directory` (0700) if needed and give it the default `.gitignore` if it has
+    none. `root` is where the no-follow walk starts (private_files.py): the project root,
+    or `$INVINCAT_HOME` itself when `directory` is the home.
 
-    Raises OSError only when the directory itself cannot be created; failing to write the
-    `.gitignore` (a read-only directory, a full disk) must not block the write the caller
-    is about to make, and the next call tries again.
+    Raises OSError only when the directory itself cannot be created (UnsafePathError when
+    a link or a file is in the way); failing to write the `.gitignore` (a read-only
+    directory, a full disk) must not block the write the caller is about to make, and
+    the next call tries again.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / GITIGNORE_NAME
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    except OSError:
-        return  # it exists (the user's or ours; a symlink counts) or cannot be created
-    try:
-        os.write(fd, GITIGNORE_TEXT.encode("utf-8"))
-    except OSError:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(path)  # never leave a half-written file that would then be "the user's"
-        return
-    os.close(fd)
+    private_files.ensure_dir(directory, root=root)
+    with contextlib.suppress(OSError):  # it exists (the user's or ours; a link counts)
+        private_files.create_new(directory / GITIGNORE_NAME, GITIGNORE_TEXT.encode(), root=root)

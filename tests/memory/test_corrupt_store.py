@@ -87,7 +87,7 @@ def test_when_the_backup_fails_the_store_is_untouched_and_writes_refused(
     path.parent.mkdir(parents=True)
     path.write_bytes(original)
 
-    def no_space(target: Path, data: bytes) -> None:
+    def no_space(target: Path, data: bytes, **_: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(store_mod, "write_backup", no_space)
@@ -125,7 +125,7 @@ def test_salvageable_entries_are_listed_while_read_only(
     doc["next_seq"] = "broken"
     path.write_text(json.dumps(doc))
 
-    def refuse(target: Path, data: bytes) -> None:
+    def refuse(target: Path, data: bytes, **_: object) -> None:
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(store_mod, "write_backup", refuse)

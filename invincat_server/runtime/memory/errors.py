@@ -34,6 +34,18 @@ class MergeConflictError(StoreUnavailableError):
         self.path = path
 
 
+class UnsafeStoreError(MergeConflictError):
+    """A store, journal or lock, or the folder holding them, is a symlink, a special file
+    or hard-linked (runtime/private_files.py refused it). Handled like a conflict on
+    purpose: nothing of that scope is read or written, every command on it fails with the
+    path and the way out, and chat goes on without it, saying why once."""
+
+
+def unsafe_store(exc: OSError) -> UnsafeStoreError:
+    """The memory error for a refused state path (`exc` is an UnsafePathError)."""
+    return UnsafeStoreError(str(exc), getattr(exc, "path", exc.filename))
+
+
 class LockTimeoutError(MemoryStoreError):
     """Another process held the store lock for too long."""
 

@@ -14,8 +14,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from invincat_server.runtime import private_files
 from invincat_server.runtime.memory.conflicts import conflict_marker_line, journal_conflict
+from invincat_server.runtime.memory.errors import unsafe_store
 from invincat_server.runtime.memory.report import JournalRecord
+from invincat_server.runtime.memory.store import read_bytes
 
 _TAIL_CHUNK = 64 * 1024
 
@@ -25,11 +28,19 @@ def encode(record: JournalRecord) -> bytes:
     return line.encode("utf-8") + b"\n"
 
 
-def append(path: Path, record: JournalRecord) -> None:
+def _open(path: Path, flags: int, root: Path | None) -> int:
+    # private_files: 0600, and no link followed below `root` (a journal linked to another
+    # project's is neither read nor appended to).
+    try:
+        return private_files.open_file(path, flags, root=root)
+    except private_files.UnsafePathError as exc:
+        raise unsafe_store(exc) from None
+
+
+def append(path: Path, record: JournalRecord, *, root: Path | None = None) -> None:
     """Append one record durably (caller holds the store lock)."""
     data = encode(record)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, root)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -61,40 +72,37 @@ def parse_lines(data: bytes) -> list[JournalRecord]:
     return records
 
 
-def read_all(path: Path) -> list[JournalRecord]:
+def read_all(path: Path, *, root: Path | None = None) -> list[JournalRecord]:
     """Every readable record, oldest first ([] when there is no journal).
 
     Raises MergeConflictError for a journal git left conflicted: skipping the marker lines
     like torn ones would show one side's history as if it were all of it.
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    data = read_bytes(path, root=root)
+    if data is None:
         return []
     check_resolved(path, data)
     return parse_lines(data)
 
 
-def check_resolved(path: Path, data: bytes | None = None) -> None:
-    """Raise MergeConflictError if the journal holds git conflict markers."""
+def check_resolved(path: Path, data: bytes | None = None, *, root: Path | None = None) -> None:
+    """Raise MergeConflictError if the journal holds git conflict markers (UnsafeStoreError
+    if it, or its folder, is a link)."""
     if data is None:
-        data = read_bytes_or_empty(path)
+        data = read_bytes_or_empty(path, root=root)
     line = conflict_marker_line(data)
     if line is not None:
         raise journal_conflict(path, line)
 
 
-def read_bytes_or_empty(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return b""
+def read_bytes_or_empty(path: Path, *, root: Path | None = None) -> bytes:
+    return read_bytes(path, root=root) or b""
 
 
-def last_record(path: Path) -> JournalRecord | None:
+def last_record(path: Path, *, root: Path | None = None) -> JournalRecord | None:
     """The newest readable record, reading the file backwards in chunks."""
     try:
-        fh = path.open("rb")
+        fh = os.fdopen(_open(path, os.O_RDONLY, root), "rb")
     except FileNotFoundError:
         return None
     with fh:

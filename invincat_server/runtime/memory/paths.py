@@ -32,6 +32,13 @@ class StoreFiles:
         return self.store.parent
 
     @property
+    def root(self) -> Path:
+        """Where the no-follow walk to these files starts (runtime/private_files.py): the
+        project root for project state, so a `.invincat` symlink is refused, and
+        `$INVINCAT_HOME` itself for the user's (the user may keep it behind a link)."""
+        return self.directory.parent if self.scope == "project" else self.directory
+
+    @property
     def journal(self) -> Path:
         return self.directory / f"memory_{self.scope}.journal.jsonl"
 

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from invincat_server.runtime import private_files
 from invincat_server.runtime.memory.citation_text import (
     MAX_CITATIONS,
     PlainCitation,
@@ -269,11 +270,12 @@ def _json(data: bytes) -> Any:
         raise NotSimple from None
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path, root: Path) -> bytes | None:
+    # No link followed below `root` (private_files.py): the full path reports a refused one.
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+        return private_files.read_bytes(path, root=root)
+    except private_files.UnsafePathError:
+        raise NotSimple from None
 
 
 def entry(raw: Any, scope: str) -> dict[str, Any]:
@@ -292,7 +294,7 @@ def entry(raw: Any, scope: str) -> dict[str, Any]:
 
 def read_store(files: StoreFiles) -> list[dict[str, Any]]:
     """The entries of one store, in store order ([] when there is no store)."""
-    data = _read(files.store)
+    data = _read(files.store, files.root)
     if data is None:
         return []
     doc = _json(data)
@@ -305,9 +307,9 @@ def read_store(files: StoreFiles) -> list[dict[str, Any]]:
     return entries
 
 
-def read_journal(path: Path) -> list[dict[str, Any]]:
+def read_journal(path: Path, root: Path) -> list[dict[str, Any]]:
     """Every record of a journal, oldest first, as `JournalRecord.model_dump(mode="json")`."""
-    data = _read(path)
+    data = _read(path, root)
     if data is None:
         return []
     _need(conflict_marker_line(data) is None)
@@ -411,14 +413,18 @@ class MemoryReader:
             raise NotSimple  # the full path explains what a memory id looks like
         files = self.files["user" if match.group(1) == "u" else "project"]
         found = next((e for e in read_store(files) if e["id"] == entry_id), None)
-        history = [r for r in read_journal(files.journal) if touches(r, entry_id)]
+        history = [r for r in read_journal(files.journal, files.root) if touches(r, entry_id)]
         if found is None and not history:
             return None
         return {"entry": self._shown(found) if found is not None else None, "history": history}
 
     def log_view(self, scope: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """`views.log_view`: journal records, newest first."""
-        records = [r for s in _scopes(scope) for r in read_journal(self.files[s].journal)]
+        records = [
+            r
+            for s in _scopes(scope)
+            for r in read_journal(self.files[s].journal, self.files[s].root)
+        ]
         records.sort(key=lambda r: r["time"], reverse=True)
         return records if limit is None else records[:limit]
 
@@ -427,6 +433,6 @@ class MemoryReader:
         is not simple: raise NotSimple so the full path reports it."""
         for name in _scopes(scope):
             files = self.files[name]
-            journal = _read(files.journal)
+            journal = _read(files.journal, files.root)
             _need(journal is None or conflict_marker_line(journal) is None)
             read_store(files)

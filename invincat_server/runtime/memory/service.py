@@ -126,7 +126,7 @@ class MemoryService:
         entry by entry (scan.py) and never backed up, reset or repaired here; that is a
         write's decision (`_load_locked`)."""
         store = self.writer.stores[scope]
-        data = read_bytes(store.files.store)
+        data = read_bytes(store.files.store, root=store.files.root)
         self._invalid.pop(scope, None)
         try:
             state = store.parse(data)
@@ -182,8 +182,8 @@ class MemoryService:
         """
         for name in SCOPES if scope is None else (_check_scope(scope),):
             files = self.files[name]
-            journal.check_resolved(files.journal)
-            data = read_bytes(files.store)
+            journal.check_resolved(files.journal, root=files.root)
+            data = read_bytes(files.store, root=files.root)
             if data is None:
                 continue
             try:
@@ -201,13 +201,21 @@ class MemoryService:
                 f"{entry_id!r} is not a memory id (mem_u_NNNNNN or mem_p_NNNNNN)."
             )
         entry = next((e for e in self._read_entries(scope) if e.id == entry_id), None)
-        history = [r for r in journal.read_all(self.files[scope].journal) if r.touches(entry_id)]
+        history = [
+            r
+            for r in journal.read_all(self.files[scope].journal, root=self.files[scope].root)
+            if r.touches(entry_id)
+        ]
         return entry, history
 
     def log(self, scope: str | None = None, limit: int | None = None) -> list[JournalRecord]:
         """Journal records, newest first."""
         scopes = SCOPES if scope is None else (_check_scope(scope),)
-        records = [r for s in scopes for r in journal.read_all(self.files[s].journal)]
+        records = [
+            r
+            for s in scopes
+            for r in journal.read_all(self.files[s].journal, root=self.files[s].root)
+        ]
         records.sort(key=lambda r: r.time, reverse=True)
         return records if limit is None else records[:limit]
 
@@ -378,7 +386,7 @@ class MemoryService:
     def _find_batch(self, batch_id: str) -> JournalRecord:
         """The batch's record, merged with the cleanup batch that followed it, if any."""
         for scope in SCOPES:
-            records = journal.read_all(self.files[scope].journal)
+            records = journal.read_all(self.files[scope].journal, root=self.files[scope].root)
             for record in records:
                 if record.batch_id == batch_id:
                     followers = [r for r in records if r.follows == batch_id]
@@ -434,8 +442,8 @@ class MemoryService:
         store = self.writer.stores[scope]
         try:
             # A conflicted journal or store is left for a person: no recovery, no append.
-            journal.check_resolved(store.files.journal)
-            data = read_bytes(store.files.store)
+            journal.check_resolved(store.files.journal, root=store.files.root)
+            data = read_bytes(store.files.store, root=store.files.root)
             state = store.parse(data)
         except MergeConflictError as exc:
             self._problems[scope] = str(exc)
@@ -469,7 +477,7 @@ class MemoryService:
         files = self.files[scope]
         backup = files.backup("corrupt")
         try:
-            store_mod.write_backup(backup, data)
+            store_mod.write_backup(backup, data, root=files.root)
         except OSError as exc:
             message = (
                 f"Memory store {files.store} {problem}, and saving a copy to {backup} failed "
@@ -479,7 +487,7 @@ class MemoryService:
             )
             self._problems[scope] = message
             raise StoreUnavailableError(message) from exc
-        last = journal.last_record(files.journal)
+        last = journal.last_record(files.journal, root=files.root)
         # The fresh store continues numbering after every id the old one (or the journal)
         # ever used, so an id is never reused even across a reset.
         floor = last.next_seq if last and last.next_seq else 1

@@ -5,18 +5,18 @@ Durability rules (spec sections 4.7 and 9):
   it, so no batch is applied to a snapshot another process has since replaced;
 - a write goes to a temp file in the same directory, is fsynced, `os.replace`d over the
   store and the directory is fsynced: a crash leaves either the old or the new file;
+- every file is opened through runtime/private_files.py: 0600, and no symlink followed
+  below the project root (a `.invincat` or store linked elsewhere is refused);
 - an unreadable store is copied byte for byte to a backup *before* anything replaces it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +24,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from invincat_server.runtime import private_files
 from invincat_server.runtime.data_dir import ensure_data_dir
 from invincat_server.runtime.memory.conflicts import (
     conflict_marker_line,
     duplicate_id,
     store_conflict,
 )
-from invincat_server.runtime.memory.errors import LockTimeoutError, StoreUnavailableError
+from invincat_server.runtime.memory.errors import (
+    LockTimeoutError,
+    StoreUnavailableError,
+    unsafe_store,
+)
 from invincat_server.runtime.memory.models import (
     STORE_VERSION,
     Entry,
@@ -207,58 +212,31 @@ def dump_state(state: StoreState, cache: LineCache | None = None) -> bytes:
     return ("{\n" + "".join(parts)).encode("utf-8") + items + b"\n}\n"
 
 
-def read_bytes(path: Path) -> bytes | None:
+def read_bytes(path: Path, *, root: Path | None = None) -> bytes | None:
+    """A store's (or journal's) bytes, None when missing. No link below `root` is
+    followed (runtime/private_files.py): a store linked to another project's is refused
+    with UnsafeStoreError, so its entries never reach this project's model."""
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+        return private_files.read_bytes(path, root=root)
+    except private_files.UnsafePathError as exc:
+        raise unsafe_store(exc) from None
 
 
-def fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
+def atomic_write(path: Path, data: bytes, *, root: Path | None = None) -> None:
+    """Temp file (0600) in the same dir, fsync, os.replace, fsync the dir."""
     try:
-        os.fsync(fd)
-    except OSError as exc:  # some filesystems refuse fsync on a directory
-        if exc.errno not in (errno.EINVAL, errno.EBADF):
-            raise
-    finally:
-        os.close(fd)
+        private_files.atomic_write(path, data, root=root)
+    except private_files.UnsafePathError as exc:
+        raise unsafe_store(exc) from None
 
 
-def atomic_write(path: Path, data: bytes, *, default_mode: int) -> None:
-    """Temp file in the same dir, fsync, os.replace, fsync the dir."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = default_mode
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
-
-
-def write_backup(target: Path, data: bytes) -> None:
+def write_backup(target: Path, data: bytes, *, root: Path | None = None) -> None:
     """Create `target` (never overwrite) holding exactly `data`, durably; verify it."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    fsync_dir(target.parent)
-    if target.read_bytes() != data:
+        private_files.create_new(target, data, root=root, durable=True)
+    except private_files.UnsafePathError as exc:
+        raise unsafe_store(exc) from None
+    if private_files.read_bytes(target, root=root) != data:
         raise OSError(f"backup {target} does not read back identical")
 
 
@@ -271,21 +249,18 @@ class Store:
         self._cache: StoreState | None = None
         self._lines: LineCache = {}
 
-    @property
-    def default_mode(self) -> int:
-        # The user store is private; the project store is meant to be shared (committed).
-        return 0o600 if self.files.scope == "user" else 0o644
-
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the exclusive cross-process lock (released by the kernel if we die)."""
         try:
             # Every write of a store, journal or backup happens under this lock, so this is
             # where the directory gets its .gitignore (locks and backups stay out of git).
-            ensure_data_dir(self.files.directory)
-            fd = file_lock.acquire(self.files.lock, timeout=self.lock_timeout)
+            ensure_data_dir(self.files.directory, root=self.files.root)
+            fd = file_lock.acquire(self.files.lock, timeout=self.lock_timeout, root=self.files.root)
         except file_lock.FileLockTimeout as exc:
             raise LockTimeoutError(str(exc)) from None
+        except private_files.UnsafePathError as exc:
+            raise unsafe_store(exc) from None
         except OSError as exc:
             raise StoreUnavailableError(
                 f"Cannot open the memory lock {self.files.lock}: {exc.strerror}. "
@@ -323,7 +298,7 @@ class Store:
         data = dump_state(state, self._lines)
         self._remove_stale_temps()
         try:
-            atomic_write(self.files.store, data, default_mode=self.default_mode)
+            atomic_write(self.files.store, data, root=self.files.root)
         except OSError as exc:
             raise StoreUnavailableError(
                 f"Cannot write {self.files.store}: {exc.strerror or exc}. "
@@ -337,4 +312,4 @@ class Store:
         # Under the lock, any temp file of ours belongs to a writer that died mid-write.
         for tmp in self.files.directory.glob(f".{self.files.store.name}.*.tmp"):
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                private_files.remove(tmp, root=self.files.root)

@@ -11,12 +11,11 @@ write seam (`MemoryService.writer`, runtime/memory/writer.py) like any other bat
 
 from __future__ import annotations
 
-import contextlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from invincat_server.runtime import private_files
 from invincat_server.runtime.memory import journal
 from invincat_server.runtime.memory import store as store_mod
 from invincat_server.runtime.memory.changeset import BatchContext, Outcome, new_batch_id
@@ -99,7 +98,14 @@ class TamperWatch:
 
     def _dir_in_use(self, scope: Scope) -> bool:
         files = self._service.files[scope]
-        return files.store.exists() or files.journal.exists()
+        try:
+            return private_files.exists(files.store, root=files.root) or private_files.exists(
+                files.journal, root=files.root
+            )
+        except private_files.UnsafePathError:
+            # A linked `.invincat` or store is not this project's memory: nothing of it is
+            # read or written (the memory commands say why), so there is nothing to watch.
+            return False
 
     def fingerprint(self) -> Fingerprint:
         stores: dict[Scope, FileSnap] = {}
@@ -112,8 +118,10 @@ class TamperWatch:
                 journals[scope] = FileSnap(files.journal, None)
                 continue
             with self._service.writer.locked(scope):
-                stores[scope] = FileSnap(files.store, read_bytes(files.store))
-                journals[scope] = FileSnap(files.journal, read_bytes(files.journal))
+                stores[scope] = FileSnap(files.store, read_bytes(files.store, root=files.root))
+                journals[scope] = FileSnap(
+                    files.journal, read_bytes(files.journal, root=files.root)
+                )
         return Fingerprint(stores, journals)
 
     def restore_if_tampered(self, before: Fingerprint) -> TamperReport | None:
@@ -131,7 +139,8 @@ class TamperWatch:
     def _check_scope(self, scope: Scope, before: Fingerprint) -> ScopeTamper | None:
         files = self._service.files[scope]
         old_store, old_journal = before.stores[scope].data, before.journals[scope].data
-        store_now, journal_now = read_bytes(files.store), read_bytes(files.journal)
+        store_now = read_bytes(files.store, root=files.root)
+        journal_now = read_bytes(files.journal, root=files.root)
         prefix = old_journal or b""
         journal_ok = (journal_now or b"").startswith(prefix) and not (
             old_journal is not None and journal_now is None
@@ -180,13 +189,12 @@ class TamperWatch:
         files = self._service.files[item.scope]
         if now is not None:
             backup = files.backup(kind, suffix)
-            store_mod.write_backup(backup, now)  # keep the modified bytes before replacing
+            store_mod.write_backup(backup, now, root=files.root)  # keep them before replacing
             item.quarantined.append(backup)
         if old is None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+            private_files.remove(path, root=files.root)
         else:
-            store_mod.atomic_write(path, old, default_mode=0o600)
+            store_mod.atomic_write(path, old, root=files.root)
 
     def _journal_revert(
         self, scope: Scope, store_now: bytes | None, old_store: bytes | None, item: ScopeTamper

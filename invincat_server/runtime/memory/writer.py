@@ -85,6 +85,6 @@ class StoreWriter:
             reverts=reverts,
             follows=follows,
         )
-        journal.append(store.files.journal, record)
+        journal.append(store.files.journal, record, root=store.files.root)
         self._journaled[scope] = outcome.state
         return record

@@ -17,18 +17,21 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from invincat_server.runtime import private_files
+
 
 class FileLockTimeout(OSError):
     """Another process held the lock too long; the message names the lock file."""
 
 
-def acquire(lock: Path, *, timeout: float) -> int:
-    """Open `lock` (created 0600) and take an exclusive `flock` on it; return the fd.
+def acquire(lock: Path, *, timeout: float, root: Path | None = None) -> int:
+    """Open `lock` (created 0600, no link followed below `root`: private_files.py) and
+    take an exclusive `flock` on it; return the fd.
 
     The caller closes the fd to release the lock. Raises FileLockTimeout after `timeout`
     seconds, or OSError when the lock file cannot be opened (the fd is then not leaked).
     """
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = private_files.open_file(lock, os.O_RDWR | os.O_CREAT, root=root)
     deadline = time.monotonic() + timeout
     delay = 0.0005
     while True:
@@ -50,7 +53,6 @@ def acquire(lock: Path, *, timeout: float) -> int:
 def exclusive(target: Path, *, timeout: float = 30.0) -> Iterator[None]:
     """Hold an exclusive lock on `<target>.lock` (created 0600 next to `target`)."""
     lock = target.with_name(target.name + ".lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
     fd = acquire(lock, timeout=timeout)
     try:
         yield
