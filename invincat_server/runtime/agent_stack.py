@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from invincat_server.runtime import private_files
 from invincat_server.runtime.bulk_import import bulk_import
 from invincat_server.runtime.config import Settings
 from invincat_server.runtime.data_dir import ensure_data_dir
@@ -87,7 +88,10 @@ async def open_agent_stack(
         from invincat_server.runtime.models import build_chat_model
 
         chat_model = model or build_chat_model(settings)
-        ensure_data_dir(settings.home)  # threads.sqlite: keep it out of a dotfiles repo
+        # 0700 and tightened (an older version left it 0755 with a 0644 threads.sqlite)...
+        private_files.prepare_home(settings.home)
+        ensure_data_dir(settings.home, root=settings.home)  # ...and out of a dotfiles repo
+        private_files.prepare_sqlite(settings.threads_db, root=settings.home)
         conn = await aiosqlite.connect(settings.threads_db, timeout=30)
         records: Records | None = None
         try:

@@ -294,18 +294,22 @@ def tighten(*paths: Path) -> None:
 
 def prepare_home(home: Path) -> None:
     """`$INVINCAT_HOME` created 0700 (with its parents, which are the user's), tightened
-    if it exists; its files tightened at start (threads.sqlite and SQLite's side files,
-    settings Invincat writes, logs): a home made by an older version under umask 022 was
-    readable by every local user."""
+    if it exists, and so are the files directly in it (threads.sqlite and SQLite's side
+    files, approvals, memory, settings) and everything under its private folders (logs,
+    run, history, tampered): a home made by an older version under umask 022 was readable
+    by every local user. `skills/` is left alone (a skill may ship executable scripts)."""
     home = Path(home)
     with contextlib.suppress(FileExistsError):
         home.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(home, DIR_MODE)
-    targets = [home, *(home / name for name in PRIVATE_HOME_FILES)]
+    targets = [home]
+    with contextlib.suppress(OSError):
+        targets.extend(p for p in home.iterdir() if p.is_file() and not p.is_symlink())
     for folder in PRIVATE_HOME_DIRS:
-        targets.append(home / folder)
-        with contextlib.suppress(OSError):
-            targets.extend((home / folder).iterdir())
+        for top, dirs, files in os.walk(home / folder):  # os.walk follows no link
+            targets.append(Path(top))
+            targets.extend(Path(top) / name for name in files)
+            del dirs[100:]  # bounded: a home is not a tree of thousands of folders
     tighten(*targets)
 
 
@@ -318,20 +322,4 @@ def prepare_sqlite(db: Path, *, root: Path) -> None:
 
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
-PRIVATE_HOME_FILES = (
-    "threads.sqlite",
-    *(f"threads.sqlite{s}" for s in SQLITE_SIDE_FILES),
-    "approvals.json",
-    "approvals.json.lock",
-    "approvals.json.corrupt",
-    "trusted_projects.json",
-    "trusted_projects.json.lock",
-    "warned_roots.json",
-    "memory_user.json",
-    "memory_user.journal.jsonl",
-    "memory_user.lock",
-    "config.toml",
-    "mcp.json",
-    "subagents.json",
-)
 PRIVATE_HOME_DIRS = ("logs", "run", "history", "tampered")

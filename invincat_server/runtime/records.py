@@ -31,6 +31,8 @@ from typing import Any
 
 import aiosqlite
 
+from invincat_server.runtime import private_files
+
 log = logging.getLogger("invincat.records")
 
 # SQLite's `PRAGMA auto_vacuum` value for INCREMENTAL.
@@ -112,6 +114,8 @@ class Records:
 
     @classmethod
     async def open(cls, path: Path) -> Records:
+        # Created 0600 before SQLite does: its -wal and -shm files take the database's mode.
+        private_files.prepare_sqlite(path, root=path.parent)
         conn = await aiosqlite.connect(path, timeout=30)
         await conn.execute("PRAGMA busy_timeout=30000")
         await prepare_file(conn)

@@ -25,6 +25,7 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from invincat_server.runtime import private_files
 from invincat_server.terminal.stdin import Interrupted
 
 __all__ = ["ChatCompleter", "Interrupted", "LineEditor", "history_path"]
@@ -149,8 +150,10 @@ class LineEditor:
 
     def __init__(self, history_file: Path, completer: Completer) -> None:
         # Prompts can hold secrets: the history is readable by its owner only.
-        history_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.close(os.open(history_file, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600))
+        # Created (or tightened) 0600 in a 0700 folder whatever the umask, and not through a
+        # link planted under $INVINCAT_HOME (history_path: home/history/<key>.txt).
+        flags = os.O_CREAT | os.O_WRONLY | os.O_APPEND
+        os.close(private_files.open_file(history_file, flags, root=history_file.parent.parent))
         self._menu: list[str] = []
         self._showing: Application[str] | None = None
         self._chat: PromptSession[str] = PromptSession(

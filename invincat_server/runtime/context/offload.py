@@ -7,6 +7,7 @@ thread's compaction record then cuts them from every model request.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage
 
+from invincat_server.runtime import private_files
 from invincat_server.runtime.context.transcript import transcript
 from invincat_server.runtime.data_dir import ensure_data_dir
 
@@ -31,11 +33,14 @@ def append_offload(
 ) -> None:
     """Append the full messages (tool outputs included) as a dated, redacted section."""
     ensure_data_dir(path.parent.parent)  # .invincat/: its .gitignore keeps offload/ private
-    path.parent.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     body = redact(transcript(messages))
-    header = "" if path.exists() else f"# Offloaded conversation of thread {thread_id}\n\n"
-    with path.open("a", encoding="utf-8") as fh:
+    # 0600 in 0700 folders, no link followed below the project root (private_files.py):
+    # a transcript is a whole conversation, and a repository must not redirect it.
+    fd = private_files.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    with os.fdopen(fd, "a", encoding="utf-8") as fh:
+        new = os.fstat(fd).st_size == 0
+        header = f"# Offloaded conversation of thread {thread_id}\n\n" if new else ""
         fh.write(f"{header}---\n\n_Offloaded {stamp}, {len(messages)} messages._\n\n{body}\n\n")
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
+from invincat_server.runtime import private_files
 from invincat_server.runtime.policy import file_lock
 
 WARNED_FILE = "warned_roots.json"
@@ -51,10 +51,8 @@ def broad_root_warning(
             if key in roots:
                 return None
             roots.append(key)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".warned.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"version": 1, "roots": roots}, fh, indent=2)
-            os.replace(tmp, path)
+            text = json.dumps({"version": 1, "roots": roots}, indent=2)
+            private_files.atomic_write(path, text.encode(), root=path.parent, durable=False)
     except OSError:
         pass  # cannot remember it: still warn now
     return (

@@ -53,7 +53,7 @@ def acquire(lock: Path, *, timeout: float, root: Path | None = None) -> int:
 def exclusive(target: Path, *, timeout: float = 30.0) -> Iterator[None]:
     """Hold an exclusive lock on `<target>.lock` (created 0600 next to `target`)."""
     lock = target.with_name(target.name + ".lock")
-    fd = acquire(lock, timeout=timeout)
+    fd = acquire(lock, timeout=timeout, root=lock.parent)  # the home itself may be a link
     try:
         yield
     finally:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from invincat_server.runtime import private_files
 from invincat_server.runtime.policy import file_lock, sanctioned
 from invincat_server.runtime.policy.protected_files import HOME_SETTINGS_FILES, HOME_WATCHED_DIRS
 
@@ -80,7 +81,8 @@ class SettingsWatch:
                 if now is not None:
                     copy = self.home / "tampered" / stamp / rel
                     try:
-                        _write(copy, now, 0o600)
+                        # 0600 in 0700 folders, nothing followed below the home.
+                        private_files.atomic_write(copy, now, root=self.home, durable=False)
                         saved.append(str(copy))
                     except OSError as exc:  # undoing the change matters more than the copy
                         saved.append(f"no copy of {rel}: {exc.strerror or exc}")

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
+from invincat_server.runtime import private_files
 from invincat_server.runtime.extensions.mcp.config import ServerSpec
 from invincat_server.runtime.program_path import find_program
 
@@ -251,8 +252,13 @@ class McpConnection:
     def _open_log(self, stack: contextlib.AsyncExitStack) -> TextIO:
         # The server's stderr goes to a log file: it must never reach our stdout (the LSP
         # channel) or clutter the terminal, and its tail explains a failed start.
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.log_path.open("w", encoding="utf-8", errors="replace")
+        # 0600 in a 0700 $INVINCAT_HOME/logs (a server's stderr may echo its arguments).
+        fd = private_files.open_file(
+            self.log_path,
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+            root=self.log_path.parent.parent,
+        )
+        handle = os.fdopen(fd, "w", encoding="utf-8", errors="replace")
         stack.callback(handle.close)
         return handle
 
