@@ -82,14 +82,21 @@ class _Watched:
     """Store stat seen changed without a journal line (re-checked on the next poll)."""
     seen: deque[str] = field(default_factory=lambda: deque(maxlen=_SEEN_PER_SCOPE))
 
+    @property
+    def anchor(self) -> Path:
+        """Where the no-follow walk to the files starts (as StoreFiles.root)."""
+        return self.store.parent if self.root is None else self.store.parent.parent
 
-def _read_new_records(path: Path, offset: int) -> tuple[list[JournalRecord], int]:
+
+def _read_new_records(path: Path, offset: int, anchor: Path) -> tuple[list[JournalRecord], int]:
     """Journal records appended after `offset`, and the offset after the last complete
-    line (a line being written is read on the next poll)."""
+    line (a line being written is read on the next poll). No link is followed below
+    `anchor` (a journal linked to another project's is not ours to announce)."""
+    from invincat_server.runtime import private_files
     from invincat_server.runtime.memory.journal import parse_lines
 
     try:
-        with path.open("rb") as fh:
+        with os.fdopen(private_files.open_file(path, os.O_RDONLY, root=anchor), "rb") as fh:
             size = fh.seek(0, os.SEEK_END)
             if size < offset:  # replaced or truncated: only what comes next is new
                 return [], size
@@ -101,17 +108,17 @@ def _read_new_records(path: Path, offset: int) -> tuple[list[JournalRecord], int
     return parse_lines(data[:end]), offset + end
 
 
-def _journaled_hash(journal: Path) -> str | None:
+def _journaled_hash(journal: Path, anchor: Path) -> str | None:
     from invincat_server.runtime.memory.journal import last_record
 
-    record = last_record(journal)
+    record = last_record(journal, root=anchor)
     return record.hash_after if record else None
 
 
-def _store_hash(store: Path) -> str | None:
+def _store_hash(store: Path, anchor: Path) -> str | None:
     from invincat_server.runtime.memory.store import read_bytes, sha256_hex
 
-    data = read_bytes(store)
+    data = read_bytes(store, root=anchor)
     return sha256_hex(data) if data is not None else None
 
 
@@ -220,7 +227,7 @@ class MemorySync:
         records: list[JournalRecord] = []
         if journal_stat != w.journal_stat:
             records, w.journal_offset = await asyncio.to_thread(
-                _read_new_records, w.journal, w.journal_offset
+                _read_new_records, w.journal, w.journal_offset, w.anchor
             )
         changing = [r for r in records if _changes_store(r)]
         # Several batches since the last poll are one refresh for the editor: announce
@@ -242,7 +249,8 @@ class MemorySync:
             return
         w.store_stat, w.unjournaled = store_stat, None
         journaled, current = await asyncio.gather(
-            asyncio.to_thread(_journaled_hash, w.journal), asyncio.to_thread(_store_hash, w.store)
+            asyncio.to_thread(_journaled_hash, w.journal, w.anchor),
+            asyncio.to_thread(_store_hash, w.store, w.anchor),
         )
         if journaled != current:
             self._notify(w.scope, None, w.root)  # edited outside governance
