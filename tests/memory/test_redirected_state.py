@@ -13,7 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.sessions import SessionFactory, run_turn
 from tests.terminal.cli_process import run_invincat
 
 from .helpers import distinct_fact
@@ -136,3 +139,36 @@ def test_a_store_linked_to_another_project_never_reaches_the_model(
     listed = _listed(env, workspace)
     assert listed.code == 2 and f"{link} is a symbolic link" in listed.stderr
     assert secret_fact not in listed.stdout + listed.stderr
+
+
+async def test_tool_calls_work_and_offload_is_refused_when_the_data_dir_is_a_link(
+    fake_openai: FakeOpenAIServer,
+    make_session: SessionFactory,
+    workspace: Path,
+    tmp_path: Path,
+) -> None:
+    """The tamper watch around a tool call and `/offload` meet the same refusal: the tool
+    call runs, the transcript is not written to the linked folder, and the error says why."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / ".invincat").symlink_to(outside)
+    (workspace / "notes.txt").write_text("".join(f"note {i}\n" for i in range(50)))
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+            {"content": "Read the notes."},
+            {"content": "Second."},
+            {"content": "Third."},
+        ]
+    )
+    session = await make_session()
+    thread_id, events = await run_turn(session, "read notes.txt")
+    [result] = [e for e in events if e.type == "tool_result"]
+    assert result.status == "success" and "note 49" in result.content
+    await run_turn(session, "second question", thread_id)
+    await run_turn(session, "third question", thread_id)
+
+    with pytest.raises(OSError, match=r"project/\.invincat is a symbolic link"):
+        await session.offload(thread_id)
+    assert list(outside.iterdir()) == []
+    assert (workspace / ".invincat").is_symlink()
