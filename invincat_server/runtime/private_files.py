@@ -165,7 +165,9 @@ def open_file(
     `single_link`, is refused. The caller closes the fd."""
     writing = bool(flags & (os.O_WRONLY | os.O_RDWR))
     with parent_dir(path, root=root, create=bool(flags & os.O_CREAT)) as dir_fd:
-        fd = _open_component(dir_fd, path.name, flags | _NOFOLLOW, Path(path))
+        # O_NONBLOCK: a FIFO planted in place of the file must not hang the open; it is
+        # refused below. On a regular file the flag changes nothing.
+        fd = _open_component(dir_fd, path.name, flags | _NOFOLLOW | os.O_NONBLOCK, Path(path))
     info = _check_file(fd, Path(path), single_link=single_link)
     if writing and info.st_mode & 0o777 != FILE_MODE:
         try:
