@@ -134,6 +134,9 @@ def test_a_store_linked_to_another_project_never_reaches_the_model(
     assert result.code == 0, result.stderr
     sent = json.dumps(fake_openai.chat_requests())
     assert secret_fact not in sent  # neither the main model nor the memory model saw it
+    [told] = result.of_type("error")  # once, and the turn completed
+    assert f"{link} is a symbolic link" in told["message"]
+    assert "without project memory" in told["message"]
     assert link.is_symlink()
     assert other_store.read_bytes() == before
     listed = _listed(env, workspace)
