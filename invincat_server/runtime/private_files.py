@@ -157,13 +157,19 @@ def open_file(
     flags: int,
     *,
     root: Path | None = None,
-    single_link: bool = True,
+    single_link: bool | None = None,
 ) -> int:
     """`os.open(path, flags)` for a state file: no link followed below the anchor, parent
     folders created 0700 when `flags` has O_CREAT, the file created (or, opened for
     writing, tightened to) 0600; a non-regular file, or one with other hard links when
-    `single_link`, is refused. The caller closes the fd."""
+    `single_link` (default: when opened for writing), is refused. The caller closes the fd.
+
+    Hard links matter for writes in place (a journal or transcript appended to): they
+    would land in the other file too. A replaced file (atomic_write) breaks the link, and
+    reading one is harmless: a repository cannot ship a hard link to a file outside it."""
     writing = bool(flags & (os.O_WRONLY | os.O_RDWR))
+    if single_link is None:
+        single_link = writing
     with parent_dir(path, root=root, create=bool(flags & os.O_CREAT)) as dir_fd:
         # O_NONBLOCK: a FIFO planted in place of the file must not hang the open; it is
         # refused below. On a regular file the flag changes nothing.
@@ -191,7 +197,7 @@ def read_bytes(path: Path, *, root: Path | None = None) -> bytes | None:
 def exists(path: Path, *, root: Path | None = None) -> bool:
     """Whether the state file exists; UnsafePathError when the way to it is unsafe."""
     try:
-        os.close(open_file(path, os.O_RDONLY, root=root, single_link=False))
+        os.close(open_file(path, os.O_RDONLY, root=root))
     except (FileNotFoundError, NotADirectoryError):
         return False
     return True

@@ -87,7 +87,9 @@ def test_a_symlinked_file_is_refused_and_stays_a_link(tmp_path: Path) -> None:
     assert [p.name for p in link.parent.iterdir()] == ["memory_project.json"]
 
 
-def test_a_hard_link_a_fifo_and_a_folder_in_place_of_a_file_are_refused(tmp_path: Path) -> None:
+def test_appending_to_a_hard_link_a_fifo_a_folder_in_place_of_a_file_are_refused(
+    tmp_path: Path,
+) -> None:
     data = tmp_path / "p" / ".invincat"
     data.mkdir(parents=True)
     other = tmp_path / "other.json"
@@ -95,8 +97,10 @@ def test_a_hard_link_a_fifo_and_a_folder_in_place_of_a_file_are_refused(tmp_path
     os.link(other, data / "hard.json")
     os.mkfifo(data / "fifo.json")
     (data / "dir.json").mkdir()
-    with pytest.raises(UnsafePathError, match="hard links"):
-        private_files.read_bytes(data / "hard.json")
+    with pytest.raises(UnsafePathError, match="hard links"):  # an append would reach it
+        private_files.open_file(data / "hard.json", os.O_WRONLY | os.O_APPEND)
+    assert private_files.read_bytes(data / "hard.json") == b"theirs"  # a read is harmless
+    assert other.read_text() == "theirs"
     with pytest.raises(UnsafePathError, match="not a regular file"):
         private_files.read_bytes(data / "fifo.json")  # refused, not waited on
     with pytest.raises(UnsafePathError, match="not a regular file"):

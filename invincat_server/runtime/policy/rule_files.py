@@ -27,7 +27,7 @@ def load(path: Path, table: str, *, on_damaged: Callable[[], None] | None = None
     try:
         raw = private_files.read_bytes(target, root=target.parent)
     except private_files.UnsafePathError:
-        return empty  # a FIFO, a hard-linked copy: grants nothing, and is left as it is
+        return empty  # a FIFO or other special file: grants nothing, and is left as it is
     except OSError:
         raw = b""  # there (a missing file reads as None) but unreadable: damaged
     if raw is None:
