@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from invincat_server.lsp.envelope import parse_error
+from invincat_server.runtime import private_files
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatProtocol
@@ -250,7 +251,8 @@ def write_connection_info(path: Path, info: dict[str, Any]) -> None:
     """Write `info` to `path` readable by the user only, atomically (a reader never sees
     half a file, and a file or symlink planted at `path` is replaced, not written
     through)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Every folder it creates is 0700, $INVINCAT_HOME too when it is new (runtime/run/).
+    private_files.make_dirs(path.parent)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:  # mkstemp: mode 0600

@@ -209,6 +209,16 @@ def ensure_dir(path: Path, *, root: Path | None = None) -> None:
     os.close(_walk(base, names, create=True))
 
 
+def make_dirs(path: Path) -> None:
+    """`mkdir -p` with every folder it creates 0700 (Path.mkdir gives the parents the
+    umask's mode): the walk starts at the nearest folder that exists, which is followed."""
+    path = Path(os.path.abspath(path))
+    base = path
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    os.close(_walk(base, path.relative_to(base).parts, create=True))
+
+
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:

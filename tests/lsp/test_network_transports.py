@@ -207,6 +207,23 @@ def test_the_connection_info_file_is_private_and_removed_at_exit(
     assert not path.exists()
 
 
+def test_a_new_home_made_for_the_token_file_is_private_under_umask_022(
+    servers: list[Server], invincat_env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 23 item 3: `Path.mkdir(parents=True)` gave a new $INVINCAT_HOME the umask's
+    0755, so every local user could list it (and read what later landed there)."""
+    home = tmp_path / "new" / "home"
+    env = {**invincat_env, "INVINCAT_HOME": str(home)}
+    old = os.umask(0o022)  # inherited by the server
+    try:
+        server, _ = start_tcp(servers, env, workspace)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(info_file(env, server).stat().st_mode) == 0o600
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE((home / "run").stat().st_mode) == 0o700
+
+
 def test_a_token_file_and_a_token_chosen_by_the_launcher(
     servers: list[Server],
     fake_openai: FakeOpenAIServer,

@@ -156,3 +156,13 @@ def test_tighten_and_prepare_home(tmp_path: Path) -> None:
     assert mode(fresh) == 0o700
     private_files.prepare_sqlite(fresh / "threads.sqlite", root=fresh)
     assert mode(fresh / "threads.sqlite") == 0o600
+
+
+def test_make_dirs_creates_every_missing_folder_0700(tmp_path: Path) -> None:
+    private_files.make_dirs(tmp_path / "home" / "run")
+    assert mode(tmp_path / "home") == 0o700 and mode(tmp_path / "home" / "run") == 0o700
+    private_files.make_dirs(tmp_path / "home" / "run")  # existing: fine, unchanged
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "home" / "link").symlink_to(tmp_path / "elsewhere")
+    private_files.make_dirs(tmp_path / "home" / "link" / "x")  # the user's existing link
+    assert mode(tmp_path / "elsewhere" / "x") == 0o700

@@ -54,7 +54,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/context/offload.py", "open for writing"): (
         "os.fdopen of the fd private_files.open_file gave"
     ),
-    ("lsp/transport.py", "mkdir"): "the --tcp token file's folder, mode 0700",
     ("lsp/transport.py", "tempfile"): "the token file: mkstemp (0600), replaced, never followed",
     ("lsp/transport.py", "open for writing"): "os.fdopen of that mkstemp fd",
     ("lsp/transport.py", "replace/rename"): "the token file's atomic replace",
