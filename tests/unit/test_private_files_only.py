@@ -54,6 +54,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/context/offload.py", "open for writing"): (
         "os.fdopen of the fd private_files.open_file gave"
     ),
+    ("runtime/sandbox/gate.py", "tempfile"): (
+        "mkdtemp (0700): a sandboxed command's private /tmp, removed after the command"
+    ),
     ("lsp/transport.py", "tempfile"): "the token file: mkstemp (0600), replaced, never followed",
     ("lsp/transport.py", "open for writing"): "os.fdopen of that mkstemp fd",
     ("lsp/transport.py", "replace/rename"): "the token file's atomic replace",
