@@ -13,7 +13,6 @@ write path.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from pydantic import ValidationError
 
 from invincat_server.runtime.memory.models import Entry, Scope
 from invincat_server.runtime.memory.schema import STORE_VERSION
-from invincat_server.runtime.memory.store import CorruptStoreError
+from invincat_server.runtime.memory.store import CorruptStoreError, load_json
 
 # Only an id made of these is echoed back: a stored id could hold terminal escapes.
 _PRINTABLE_ID = re.compile(r"[A-Za-z0-9_.-]{1,40}")
@@ -68,22 +67,6 @@ def validation_reason(exc: ValidationError) -> str:
 def _printable_id(item: object) -> str | None:
     raw = item.get("id") if isinstance(item, dict) else None
     return raw if isinstance(raw, str) and _PRINTABLE_ID.fullmatch(raw) else None
-
-
-def load_json(data: bytes) -> Any:
-    """The document, or CorruptStoreError (also for nesting or numbers json refuses)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CorruptStoreError(f"is not valid UTF-8 (byte {exc.start})") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CorruptStoreError(f"is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
-    except RecursionError as exc:
-        raise CorruptStoreError("is not readable JSON (it nests too deeply)") from exc
-    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
-        raise CorruptStoreError(f"is not readable JSON ({exc})") from exc
 
 
 def _head_problem(doc: dict[str, Any]) -> str | None:

@@ -99,6 +99,22 @@ def _state_from(doc: StoreDoc, data: bytes) -> StoreState:
     return StoreState(doc.scope, next_seq, entries, dict(doc.model_extra or {}), sha256_hex(data))
 
 
+def load_json(data: bytes) -> Any:
+    """The document, or CorruptStoreError (also for nesting or numbers json refuses)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptStoreError(f"is not valid UTF-8 (byte {exc.start})") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorruptStoreError(f"is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    except RecursionError as exc:
+        raise CorruptStoreError("is not readable JSON (it nests too deeply)") from exc
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise CorruptStoreError(f"is not readable JSON ({exc})") from exc
+
+
 def parse_store(data: bytes, scope: Scope) -> StoreState:
     """Parse and validate store bytes; raise CorruptStoreError or StoreUnavailableError."""
     try:
@@ -109,18 +125,7 @@ def parse_store(data: bytes, scope: Scope) -> StoreState:
     else:
         if doc.scope == scope:
             return _state_from(doc, data)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CorruptStoreError(f"is not valid UTF-8 (byte {exc.start})") from exc
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CorruptStoreError(f"is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
-    except RecursionError as exc:
-        raise CorruptStoreError("is not readable JSON (it nests too deeply)") from exc
-    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
-        raise CorruptStoreError(f"is not readable JSON ({exc})") from exc
+    raw = load_json(data)
     if not isinstance(raw, dict):
         raise CorruptStoreError("is not a JSON object")
     version = raw.get("version")
