@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from invincat_server.terminal.confirm import confirm
+
 if TYPE_CHECKING:
     from invincat_server.runtime.approvals import ApprovalPolicy
     from invincat_server.runtime.config import Settings
@@ -100,7 +102,7 @@ def _revoke(path: Path, root: Path, args: argparse.Namespace) -> int:
         raise unknown(wanted)
     if not args.yes:
         print(f"Rule {rule.id}: {_printable(rule.covers)}")
-        if not _confirm("Revoke it? Matching calls will ask again."):
+        if not confirm("Revoke it? Matching calls will ask again."):
             print("Nothing revoked.")
             return EXIT_OK
     revoked = revoke_workspace_rule(path, root, wanted)
@@ -114,15 +116,6 @@ def _revoke(path: Path, root: Path, args: argparse.Namespace) -> int:
 def _printable(text: str) -> str:
     # The file is the user's, but a hand-edited entry must not drive the terminal.
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
-
-
-def _confirm(question: str) -> bool:
-    """Ask on stdin; anything but y/yes (including end of input) is a no."""
-    print(f"{question} [y/N] ", end="", flush=True)
-    answer = sys.stdin.readline()
-    if not answer:
-        print()
-    return answer.strip().lower() in ("y", "yes")
 
 
 def _fail(message: str) -> int:

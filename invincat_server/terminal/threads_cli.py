@@ -17,6 +17,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from invincat_server.terminal.confirm import confirm
+
 if TYPE_CHECKING:
     # Loaded only when a threads command runs: `invincat --help` builds this parser too.
     from invincat_server.runtime.config import Settings
@@ -114,7 +116,7 @@ async def _delete(records: Records, args: argparse.Namespace) -> int:
         question = "Delete it and discard the waiting approvals? This cannot be undone."
     else:
         question = "Delete it? This cannot be undone."
-    if not (args.yes or _confirm(question)):
+    if not (args.yes or confirm(question)):
         print("Nothing deleted.")
         return EXIT_OK
     await records.delete_thread(info.thread_id)
@@ -142,7 +144,7 @@ async def _prune(records: Records, args: argparse.Namespace) -> int:
         print(f"{len(plain)} thread(s) last used more than {args.older_than:g} days ago:")
         for info in plain:
             print(f"  {_describe(info)}")
-        if args.yes or _confirm(f"Delete these {len(plain)} thread(s)? This cannot be undone."):
+        if args.yes or confirm(f"Delete these {len(plain)} thread(s)? This cannot be undone."):
             chosen += plain
     chosen += [info for info, pending in waiting if _delete_waiting(info, pending, args)]
     for info in chosen:
@@ -160,7 +162,7 @@ def _delete_waiting(
     print(f"Thread {_describe(info)}")
     print(_waiting_note(pending))
     if not args.yes:
-        return _confirm("Delete it and discard the waiting approvals?")
+        return confirm("Delete it and discard the waiting approvals?")
     if not args.discard_pending:
         print("  kept (add --discard-pending to delete it with --yes)")
     return bool(args.discard_pending)
@@ -176,15 +178,6 @@ def _waiting_note(waiting: list[ApprovalRecord]) -> str:
         f"  ! {len(waiting)} approval(s) still wait for a decision ({tools}); "
         "deleting the thread discards them."
     )
-
-
-def _confirm(question: str) -> bool:
-    """Ask on stdin; anything but y/yes (including end of input) is a no."""
-    print(f"{question} [y/N] ", end="", flush=True)
-    answer = sys.stdin.readline()
-    if not answer:
-        print()
-    return answer.strip().lower() in ("y", "yes")
 
 
 def _unknown(thread_id: str) -> int:
