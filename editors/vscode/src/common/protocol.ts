@@ -222,6 +222,12 @@ export interface MemoryListParams {
 export interface MemoryListResult {
   items: MemoryEntry[];
   stores?: { user?: string; project?: string };
+  /**
+   * `[{scope, index, id, reason}]`: stored entries that do not validate and were skipped.
+   * Absent from older servers and when there are none; `unknown` because it is parsed
+   * defensively (memory/skipped.ts) before anything is shown.
+   */
+  invalid_entries?: unknown;
 }
 
 export interface MemoryOperation {

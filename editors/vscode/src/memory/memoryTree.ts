@@ -23,7 +23,6 @@ import { workspaceFolderRefs } from "../server/workspaceFolders";
 import {
   actionParams,
   archivedHintLabel,
-  buildMemoryTree,
   buildMultiRootTree,
   citationDescription,
   citationLabel,
@@ -41,6 +40,7 @@ import {
   projectRootOf,
   reportProblem,
   scopeChildren,
+  scopeDescription,
   scopeLabel,
   showParams,
   type FolderMemory,
@@ -49,6 +49,8 @@ import {
   type ScopeNode,
   type UserAction,
 } from "./nodes";
+import { folderMemoryOf, scopeAnswer, treeOfAnswer } from "./answers";
+import { moreSkippedLabel, skippedLabel, skippedTooltip, type SkippedEntry } from "./skipped";
 
 const GROUP_ICONS = { hot: "flame", warm: "circle-filled", cold: "circle-outline", archived: "archive" } as const;
 
@@ -58,6 +60,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
   private projectRoot: string | undefined;
   /** Multi-root window: the last answers, so one folder's change reloads only that folder. */
   private userItems: MemoryEntry[] = [];
+  private userSkipped: SkippedEntry[] = [];
   private userError: string | undefined;
   private readonly folderMemory = new Map<string, FolderMemory>();
   /** What the running refresh still has to reload ("all", or the targets of didChanges). */
@@ -108,13 +111,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       case "scope": {
         const item = new vscode.TreeItem(scopeLabel(node), vscode.TreeItemCollapsibleState.Expanded);
         item.id = nodeKey(node.owner, `scope:${node.scope}`);
-        item.description = node.owner?.error
-          ? "could not read"
-          : node.count === 0
-            ? node.archivedHidden > 0
-              ? "none active"
-              : "no memories"
-            : `${node.count}`;
+        item.description = scopeDescription(node);
         if (node.owner) {
           item.tooltip = node.owner.error ?? node.owner.store ?? node.owner.folder.name;
         }
@@ -152,6 +149,22 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
         item.tooltip = "Archived entries are hidden; click to show them";
         item.contextValue = "memoryArchivedHint";
         item.command = { command: Commands.memoryShowArchived, title: "Show Archived Memories" };
+        return item;
+      }
+      case "skipped": {
+        // No command and no resourceUri: the entry is invalid, its id or paths may be anything.
+        const item = new vscode.TreeItem(skippedLabel(node.skipped), vscode.TreeItemCollapsibleState.None);
+        item.id = nodeKey(node.owner, `skipped:${node.skipped.scope}:${node.skipped.index}`);
+        item.tooltip = skippedTooltip(node.skipped);
+        item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("list.warningForeground"));
+        item.contextValue = "memorySkipped";
+        return item;
+      }
+      case "moreSkipped": {
+        const item = new vscode.TreeItem(moreSkippedLabel(node.count), vscode.TreeItemCollapsibleState.None);
+        item.id = nodeKey(node.owner, `moreSkipped:${node.scope}`);
+        item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("list.warningForeground"));
+        item.contextValue = "memorySkipped";
         return item;
       }
       case "citation": {
@@ -241,7 +254,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     try {
       // Archived entries are always read, so a hidden one can be hinted at.
       const result = await this.connection.request<MemoryListResult>(MEMORY_LIST, { includeArchived: true });
-      this.roots = buildMemoryTree(result.items ?? [], this.showArchived);
+      this.roots = treeOfAnswer(result, this.showArchived);
       this.projectRoot = projectRootOf(result.stores?.project);
       this.error = undefined;
     } catch (error) {
@@ -270,7 +283,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
           includeArchived: true,
           folder: folder.uri,
         });
-        this.folderMemory.set(folder.uri, { folder, items: result.items ?? [], store: result.stores?.project });
+        this.folderMemory.set(folder.uri, folderMemoryOf(folder, result));
       } catch (error) {
         const message = describe(error);
         this.connection.output.warn(`memory/list ${folder.name}: ${message}`);
@@ -282,7 +295,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
         (async () => {
           try {
             const result = await this.connection.request<MemoryListResult>(MEMORY_LIST, { scope: "user", includeArchived: true });
-            this.userItems = result.items ?? [];
+            ({ items: this.userItems, skipped: this.userSkipped } = scopeAnswer(result, "user"));
             this.userError = undefined;
           } catch (error) {
             this.userError = describe(error);
@@ -293,7 +306,7 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     }
     await Promise.all(reads);
     const memories = folders.map((folder) => this.folderMemory.get(folder.uri)).filter((m): m is FolderMemory => m !== undefined);
-    this.roots = buildMultiRootTree(this.userItems, memories, this.showArchived);
+    this.roots = buildMultiRootTree(this.userItems, memories, this.showArchived, this.userSkipped);
     this.projectRoot = undefined;
     const problems = [
       ...(this.userError ? [`user: ${this.userError}`] : []),

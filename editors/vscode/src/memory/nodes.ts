@@ -19,6 +19,7 @@ export interface ProjectOwner {
 
 import type { FolderRef } from "../common/folders";
 import type { MemoryCitation, MemoryEntry, MemoryReport, MemoryScope, Tier } from "../common/protocol";
+import { MAX_SKIPPED_SHOWN, type SkippedEntry } from "./skipped";
 
 export type Group = Tier | "archived";
 
@@ -29,6 +30,8 @@ export interface ScopeNode {
   count: number;
   /** Archived entries of the scope that are hidden (the archived toggle is off). */
   archivedHidden: number;
+  /** Stored entries of the scope the server skipped (they do not validate). */
+  skipped: SkippedEntry[];
   owner?: ProjectOwner;
 }
 
@@ -62,7 +65,22 @@ export interface ArchivedHintNode {
   owner?: ProjectOwner;
 }
 
-export type MemoryNode = ScopeNode | GroupNode | EntryNode | CitationNode | ArchivedHintNode;
+/** A stored entry the server skipped: a warning row with no action (its id or path may be anything). */
+export interface SkippedNode {
+  kind: "skipped";
+  skipped: SkippedEntry;
+  owner?: ProjectOwner;
+}
+
+/** "N more skipped entries": the skipped entries past MAX_SKIPPED_SHOWN, in one row. */
+export interface MoreSkippedNode {
+  kind: "moreSkipped";
+  scope: MemoryScope;
+  count: number;
+  owner?: ProjectOwner;
+}
+
+export type MemoryNode = ScopeNode | GroupNode | EntryNode | CitationNode | ArchivedHintNode | SkippedNode | MoreSkippedNode;
 
 export const SCOPES: readonly MemoryScope[] = ["user", "project"];
 const GROUPS: readonly Group[] = ["hot", "warm", "cold", "archived"];
@@ -77,7 +95,13 @@ function groupOf(entry: MemoryEntry): Group {
   return entry.tier === "hot" || entry.tier === "warm" || entry.tier === "cold" ? entry.tier : "cold";
 }
 
-function scopeNode(scope: MemoryScope, items: MemoryEntry[], showArchived: boolean, owner?: ProjectOwner): ScopeNode {
+function scopeNode(
+  scope: MemoryScope,
+  items: MemoryEntry[],
+  showArchived: boolean,
+  skipped: SkippedEntry[],
+  owner?: ProjectOwner,
+): ScopeNode {
   const mine = items.filter((entry) => entry.scope === scope);
   const groups: GroupNode[] = [];
   for (const group of GROUPS) {
@@ -94,13 +118,14 @@ function scopeNode(scope: MemoryScope, items: MemoryEntry[], showArchived: boole
   }
   const count = groups.reduce((n, g) => n + g.entries.length, 0);
   const archivedHidden = showArchived ? 0 : mine.filter((entry) => groupOf(entry) === "archived").length;
-  const node: ScopeNode = { kind: "scope", scope, groups, count, archivedHidden };
+  const mySkipped = skipped.filter((entry) => entry.scope === scope);
+  const node: ScopeNode = { kind: "scope", scope, groups, count, archivedHidden, skipped: mySkipped };
   return owner ? { ...node, owner } : node;
 }
 
 /** Scopes always show (so the tree says where memories would go); empty groups do not. */
-export function buildMemoryTree(items: MemoryEntry[], showArchived: boolean): ScopeNode[] {
-  return SCOPES.map((scope) => scopeNode(scope, items, showArchived));
+export function buildMemoryTree(items: MemoryEntry[], showArchived: boolean, skipped: SkippedEntry[] = []): ScopeNode[] {
+  return SCOPES.map((scope) => scopeNode(scope, items, showArchived, skipped));
 }
 
 /** One folder's `memory/list` (scope project) answer in a multi-root window. */
@@ -109,6 +134,8 @@ export interface FolderMemory {
   items: MemoryEntry[];
   store?: string;
   error?: string;
+  /** The project store's skipped entries. */
+  skipped?: SkippedEntry[];
 }
 
 /**
@@ -116,8 +143,13 @@ export interface FolderMemory {
  * that share a project (the same `stores.project`, e.g. two folders of one git repository)
  * share one node, so the same store never shows twice.
  */
-export function buildMultiRootTree(userItems: MemoryEntry[], folders: FolderMemory[], showArchived: boolean): ScopeNode[] {
-  const projects: { owner: ProjectOwner; items: MemoryEntry[] }[] = [];
+export function buildMultiRootTree(
+  userItems: MemoryEntry[],
+  folders: FolderMemory[],
+  showArchived: boolean,
+  userSkipped: SkippedEntry[] = [],
+): ScopeNode[] {
+  const projects: { owner: ProjectOwner; items: MemoryEntry[]; skipped: SkippedEntry[] }[] = [];
   for (const memory of folders) {
     const shared = memory.store !== undefined ? projects.find((p) => p.owner.store === memory.store) : undefined;
     if (shared) {
@@ -131,9 +163,12 @@ export function buildMultiRootTree(userItems: MemoryEntry[], folders: FolderMemo
     if (memory.error !== undefined) {
       owner.error = memory.error;
     }
-    projects.push({ owner, items: memory.items });
+    projects.push({ owner, items: memory.items, skipped: memory.skipped ?? [] });
   }
-  return [scopeNode("user", userItems, showArchived), ...projects.map((p) => scopeNode("project", p.items, showArchived, p.owner))];
+  return [
+    scopeNode("user", userItems, showArchived, userSkipped),
+    ...projects.map((p) => scopeNode("project", p.items, showArchived, p.skipped, p.owner)),
+  ];
 }
 
 /** "User", "Project" — or "Project memory — api" in a multi-root tree. */
@@ -146,13 +181,32 @@ export function nodeKey(owner: ProjectOwner | undefined, key: string): string {
   return owner ? `${owner.folder.uri}|${key}` : key;
 }
 
-/** The children of a scope: its groups, then the hint that archived entries are hidden. */
-export function scopeChildren(node: ScopeNode): (GroupNode | ArchivedHintNode)[] {
-  if (node.archivedHidden === 0) {
-    return node.groups;
+/**
+ * The children of a scope: the entries the server skipped first (a warning is read before
+ * the list), then its groups, then the hint that archived entries are hidden.
+ */
+export function scopeChildren(node: ScopeNode): (SkippedNode | MoreSkippedNode | GroupNode | ArchivedHintNode)[] {
+  const owned = <T extends MemoryNode>(child: T): T => (node.owner ? { ...child, owner: node.owner } : child);
+  const children: (SkippedNode | MoreSkippedNode | GroupNode | ArchivedHintNode)[] = node.skipped
+    .slice(0, MAX_SKIPPED_SHOWN)
+    .map((skipped) => owned<SkippedNode>({ kind: "skipped", skipped }));
+  if (node.skipped.length > MAX_SKIPPED_SHOWN) {
+    children.push(owned<MoreSkippedNode>({ kind: "moreSkipped", scope: node.scope, count: node.skipped.length - MAX_SKIPPED_SHOWN }));
   }
-  const hint: ArchivedHintNode = { kind: "archivedHint", scope: node.scope, count: node.archivedHidden };
-  return [...node.groups, node.owner ? { ...hint, owner: node.owner } : hint];
+  children.push(...node.groups);
+  if (node.archivedHidden > 0) {
+    children.push(owned<ArchivedHintNode>({ kind: "archivedHint", scope: node.scope, count: node.archivedHidden }));
+  }
+  return children;
+}
+
+/** The grey text after a scope: how many entries, and how many were skipped as invalid. */
+export function scopeDescription(node: ScopeNode): string {
+  if (node.owner?.error) {
+    return "could not read";
+  }
+  const listed = node.count === 0 ? (node.archivedHidden > 0 ? "none active" : "no memories") : `${node.count}`;
+  return node.skipped.length > 0 ? `${listed} · ${node.skipped.length} skipped` : listed;
 }
 
 export function archivedHintLabel(count: number): string {

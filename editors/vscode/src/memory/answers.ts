@@ -1,0 +1,32 @@
+/**
+ * What the memory view keeps of an `invincat/memory/list` answer: the listed entries and
+ * the entries the server skipped as invalid (`invalid_entries`, read by ./skipped). Pure,
+ * so a server's answer can be turned into the tree in a test without VS Code.
+ */
+
+import type { FolderRef } from "../common/folders";
+import type { MemoryEntry, MemoryListResult, MemoryScope } from "../common/protocol";
+import { buildMemoryTree, type FolderMemory, type ScopeNode } from "./nodes";
+import { parseSkipped, type SkippedEntry } from "./skipped";
+
+/** One scope's part of an answer (a multi-root window asks for each scope on its own). */
+export interface ScopeAnswer {
+  items: MemoryEntry[];
+  skipped: SkippedEntry[];
+}
+
+/** A one-folder window's tree: both scopes of one answer. */
+export function treeOfAnswer(result: MemoryListResult, showArchived: boolean): ScopeNode[] {
+  return buildMemoryTree(result.items ?? [], showArchived, parseSkipped(result.invalid_entries));
+}
+
+/** The answer to a `scope`-only list: only that scope's skipped entries are kept. */
+export function scopeAnswer(result: MemoryListResult, scope: MemoryScope): ScopeAnswer {
+  return { items: result.items ?? [], skipped: parseSkipped(result.invalid_entries, scope) };
+}
+
+/** A multi-root window: one folder's project memory. */
+export function folderMemoryOf(folder: FolderRef, result: MemoryListResult): FolderMemory {
+  const { items, skipped } = scopeAnswer(result, "project");
+  return { folder, items, store: result.stores?.project, skipped };
+}
