@@ -2,6 +2,8 @@
 // warnings under their scope, read defensively (old servers, wrong types, hostile ids).
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import * as fs from "fs";
+import * as path from "path";
 import { folderMemoryOf, scopeAnswer, treeOfAnswer } from "../../src/memory/answers";
 import { buildMemoryTree, buildMultiRootTree, scopeChildren, scopeDescription, type MemoryNode } from "../../src/memory/nodes";
 import { MAX_SKIPPED_SHOWN, moreSkippedLabel, parseSkipped, skippedLabel, skippedTooltip } from "../../src/memory/skipped";
@@ -12,21 +14,17 @@ function entry(id: string, fields: Partial<MemoryEntry> = {}): MemoryEntry {
 }
 
 /**
- * `invincat memory list --all --json` over the stores of tests/memory/bad_stores.py with
- * INVALID["cite_nul_byte"] (the project store's items[1] cites a path with a NUL byte), the
- * same answer as invincat/memory/list; the entries trimmed to the fields the view reads.
+ * invincat/memory/list over the stores of tests/memory/bad_stores.py with one bad project
+ * entry at items[1] (`cite_nul_byte`: a citation path with a NUL byte; `a_string`: a string
+ * instead of an object, so no id), recorded from the real language server;
+ * tests/lsp/test_vscode_skipped_fixture.py checks the recording against it.
  */
-const LIST_ANSWER: MemoryListResult = JSON.parse(
-  JSON.stringify({
-    items: [
-      { id: "mem_u_000001", scope: "user", section: "Testing", content: "Prefers short answers", status: "active", score: 85, tier: "hot" },
-      { id: "mem_p_000001", scope: "project", section: "Testing", content: "Tests run with pytest -q", status: "active", score: 85, tier: "hot" },
-      { id: "mem_p_000002", scope: "project", section: "Testing", content: "Lint with ruff before pushing", status: "active", score: 85, tier: "hot" },
-    ],
-    stores: { user: "/home/me/.invincat/memory_user.json", project: "/home/me/proj/.invincat/memory_project.json" },
-    invalid_entries: [{ scope: "project", index: 1, id: "mem_p_000003", reason: "citations.0.path: the path contains a NUL byte" }],
-  }),
+const RECORDED: Record<string, MemoryListResult> = JSON.parse(
+  fs.readFileSync(path.resolve(__dirname, "../../../test/unit/fixtures/memory-list-invalid.json"), "utf8"),
 );
+const STORES = { user: "/home/me/.invincat/memory_user.json", project: "/home/me/proj/.invincat/memory_project.json" };
+const LIST_ANSWER: MemoryListResult = { ...RECORDED.cite_nul_byte, stores: STORES };
+const NO_ID_ANSWER: MemoryListResult = { ...RECORDED.a_string, stores: STORES };
 const SERVER_ANSWER: unknown = LIST_ANSWER.invalid_entries;
 
 function kinds(nodes: MemoryNode[]): string[] {
@@ -58,6 +56,13 @@ test("multi-root answers: a scope-only list keeps that scope's skipped entries",
   const oldServer = { items: LIST_ANSWER.items, stores: LIST_ANSWER.stores };
   assert.deepEqual(folderMemoryOf(folder, oldServer).skipped, [], "an older server sends no invalid_entries");
   assert.deepEqual(kinds(scopeChildren(treeOfAnswer(oldServer, false)[1])), ["group"]);
+});
+
+test("a recorded entry with no id (a string in items): its index names it", () => {
+  const tree = treeOfAnswer(NO_ID_ANSWER, false);
+  const row = scopeChildren(tree[1])[0];
+  assert.ok(row.kind === "skipped");
+  assert.equal(skippedLabel(row.skipped), "project items[1] skipped: entry: Input should be a valid dictionary or instance of Entry");
 });
 
 test("an entry without a printable id is named by its index only", () => {
