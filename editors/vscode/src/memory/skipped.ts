@@ -9,6 +9,7 @@
  * only; nothing here throws. Pure, so it is tested without VS Code.
  */
 
+import { MEMORY_SCOPES } from "../common/constants";
 import type { MemoryScope } from "../common/protocol";
 
 /** One skipped entry, checked and made safe to display. */
@@ -28,8 +29,6 @@ export const MAX_SKIPPED_SHOWN = 100;
 const MAX_ID_CHARS = 80;
 const MAX_REASON_CHARS = 1000;
 
-const SCOPES: readonly string[] = ["user", "project"];
-
 /**
  * Control characters (a NUL, a newline, an escape) and the bidirectional overrides that can
  * make a label read differently from what it says are shown as U+FFFD.
@@ -48,7 +47,7 @@ function skippedEntry(raw: unknown): SkippedEntry | undefined {
     return undefined;
   }
   const { scope, index, id, reason } = raw;
-  if (typeof scope !== "string" || !SCOPES.includes(scope)) {
+  if (typeof scope !== "string" || !(MEMORY_SCOPES as readonly string[]).includes(scope)) {
     return undefined;
   }
   if (typeof index !== "number" || !Number.isSafeInteger(index) || index < 0) {
@@ -101,7 +100,7 @@ export function skippedTooltip(entry: SkippedEntry): string {
     `Where: ${entry.scope} memory, items[${entry.index}]${entry.id !== null ? `, id ${entry.id}` : ""}`,
     `Reason: ${entry.reason}`,
     "",
-    "Fix or remove it in the store file; `invincat memory verify` names it too.",
+    "Fix or remove it in the store file (invincat memory verify names it too).",
   ].join("\n");
 }
 
