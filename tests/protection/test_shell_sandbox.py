@@ -183,7 +183,7 @@ def test_off_mode_runs_unconfined_as_before_and_says_so(
     result = _chat(project, env, input="y\n", INVINCAT_SANDBOX="off")
     [asked] = result.of_type("approval_requested")
     assert "WITHOUT a sandbox (sandbox mode off)" in asked["description"], asked
-    assert asked["always_options"]  # an ordinary command: rules still apply
+    assert asked["always_options"] == []  # `rm` is never offered a rule, sandbox or not
     assert not (outer / "victim").exists()
 
 
