@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from invincat_server.runtime.shell_env import keep_env_names
+
 SANDBOX_MODES = ("read-only", "workspace-write", "off")
 """`execute`'s OS sandbox modes, narrowest first (runtime/sandbox, docs/security.md)."""
 DEFAULT_SANDBOX_MODE = "workspace-write"
@@ -57,6 +59,11 @@ class Settings:
     sandbox_network: bool = False
     """Whether sandboxed commands may use the network (`INVINCAT_SANDBOX_NETWORK` /
     `[sandbox] network`)."""
+    shell_keep_env: tuple[str, ...] = ()
+    """Secret-named variables `execute` commands still get (`INVINCAT_SHELL_KEEP_ENV` /
+    `[shell] keep_env`, the user's file only; runtime/shell_env.py)."""
+    shell_env_warnings: tuple[str, ...] = ()
+    """keep_env values that were ignored, and why: each session reports them once."""
 
     @property
     def threads_db(self) -> Path:
@@ -148,6 +155,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if not 0.1 <= threshold_value <= 1.0:
         raise ConfigError(f"compaction_threshold must be between 0.1 and 1.0, got {threshold}.")
     sandbox, network = _sandbox_settings(env, file_cfg)
+    warnings: list[str] = []
+    keep_env = keep_env_names(env, file_cfg.get("shell"), warnings.append)
     return Settings(
         home=home,
         model=pick("INVINCAT_MODEL", "model"),
@@ -168,6 +177,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         ),
         sandbox_mode=sandbox,
         sandbox_network=network,
+        shell_keep_env=keep_env,
+        shell_env_warnings=tuple(warnings),
     )
 
 

@@ -1,9 +1,10 @@
 """An OS sandbox for `execute`, with bubblewrap (docs/security.md, "The shell sandbox").
 
 `open_sandbox` resolves one session's setting (user, environment, project; `project.py`),
-checks once that bwrap works here (`bwrap.py`) and returns the `ExecuteSandbox` the
-execute tool runs commands through and the approvals consult (`gate.py`): confined calls
-are described as such, unconfined ones ask every time.
+reports the ignored keep_env values, the user's and the project's (`shell_env.py`: which
+variables commands see), checks once that bwrap works here (`bwrap.py`) and returns the
+`ExecuteSandbox` the execute tool runs commands through and the approvals consult
+(`gate.py`): confined calls are described as such, unconfined ones ask every time.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from invincat_server.runtime.sandbox.gate import (
 )
 from invincat_server.runtime.sandbox.modes import SandboxSpec
 from invincat_server.runtime.sandbox.project import resolve_spec
+from invincat_server.runtime.shell_env import report_project_keep_env
 
 __all__ = ["ExecuteSandbox", "SandboxSpec", "open_sandbox", "wants_unsandboxed"]
 
@@ -36,6 +38,9 @@ async def open_sandbox(
 ) -> ExecuteSandbox:
     """The session's sandbox; tells the user once when it is configured but unusable."""
     spec = resolve_spec(settings, root, trust_project=trust_project, notify=notify)
+    for warning in settings.shell_env_warnings:
+        notify(warning)
+    report_project_keep_env(root, settings.home, notify)
     env = dict(os.environ)
     bwrap = find_bwrap(env) if spec.confined else None
     unavailable = None
@@ -61,4 +66,5 @@ async def open_sandbox(
         unavailable=unavailable,
         env=env,
         headless=headless,
+        keep_env=settings.shell_keep_env,
     )

@@ -81,6 +81,7 @@ class ExecuteSandbox:
         unavailable: str | None,
         env: Mapping[str, str] | None = None,
         headless: Callable[[], bool] = lambda: False,
+        keep_env: tuple[str, ...] = (),
     ) -> None:
         self.spec = spec
         self.root = root
@@ -90,6 +91,8 @@ class ExecuteSandbox:
         self.env = dict(os.environ if env is None else env)
         self.headless = headless
         """True while nobody answers approvals (`--yes`): `unsandboxed` calls are refused."""
+        self.keep_env = keep_env
+        """Secret-named variables the user lets commands see (runtime/shell_env.py)."""
 
     @property
     def active(self) -> bool:

@@ -11,6 +11,10 @@ background child holding the pipe open therefore cannot hang the call: we wait f
 main process, kill the group (closing the pipe's other ends), then drain what is left,
 with a time bound for anything that escaped the group (setsid, daemons).
 
+The command's environment is the server's without credentials (runtime/shell_env.py):
+Invincat's own API key and LSP token, and every secret-named variable the user did not
+keep, so an approved `env` or a build script cannot read them.
+
 With a sandbox (runtime/sandbox) the command runs under bubblewrap: `bwrap` leads the
 process group and takes its namespace down with it (`--die-with-parent`, pid namespace),
 so the kill above covers sandboxed commands the same way.
@@ -29,7 +33,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +44,7 @@ from pydantic import BaseModel, Field, StrictBool
 
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.sandbox.gate import ExecuteSandbox
+from invincat_server.runtime.shell_env import command_environment
 from invincat_server.runtime.tools.files import make_tool, tool_errors
 
 __all__ = [
@@ -265,12 +270,15 @@ async def run_command(
     grace: float | None = None,
     on_output: LiveOutput | None = None,
     argv: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> CommandResult:
     """Run ``command`` with bash in ``cwd``; always kills its process group before returning.
 
     ``grace`` is the SIGTERM-to-SIGKILL delay (default KILL_GRACE, read at call time).
     ``on_output`` receives the output as it is read, and is closed before returning.
     ``argv`` replaces `bash -c command` (the sandbox's bwrap line around it).
+    ``env`` is the command's whole environment (default: the server's, with credentials
+    dropped; runtime/shell_env.py).
     """
     if grace is None:
         grace = KILL_GRACE
@@ -282,6 +290,7 @@ async def run_command(
             program,
             *rest,
             cwd=cwd,
+            env=dict(env) if env is not None else command_environment(os.environ),
             stdin=subprocess.DEVNULL,
             stdout=write_fd,
             stderr=write_fd,
@@ -433,10 +442,19 @@ def build_shell_tools(
                 raise ToolException(refusal)
             limit = min(timeout if timeout is not None else execute_timeout, execute_max_timeout)
             shell = shell_argv(command)
+            # Read now, not at start: a warm worker takes each client's environment.
+            keep = sandbox.keep_env if sandbox is not None else ()
+            env = command_environment(os.environ, keep)
             with contextlib.ExitStack() as stack:
                 argv = stack.enter_context(sandbox.argv(args, shell)) if sandbox else shell
                 result = await run_command(
-                    command, workspace.root, limit, output_cap, on_output=_live_output(), argv=argv
+                    command,
+                    workspace.root,
+                    limit,
+                    output_cap,
+                    on_output=_live_output(),
+                    argv=argv,
+                    env=env,
                 )
             text = format_result(result, limit)
             hint = sandbox.hint(args, result.output, result.exit_code) if sandbox else None
