@@ -70,11 +70,14 @@ def _errors(result: Result) -> str:
     return " ".join(str(e.get("message", "")) for e in result.of_type("error"))
 
 
+# A one-shot chat runs in a warm worker by default, which takes the client's environment;
+# INVINCAT_WARM=0 runs it in its own process: both must filter.
+@pytest.mark.parametrize("warm", ["1", "0"])
 def test_env_shows_no_api_key_and_no_secret_named_variable(
-    fake_openai: FakeOpenAIServer, env: dict[str, str], project: Path
+    fake_openai: FakeOpenAIServer, env: dict[str, str], project: Path, warm: str
 ) -> None:
     fake_openai.add_steps(_env_then_done())
-    result = _chat(project, env)
+    result = _chat(project, {**env, "INVINCAT_WARM": warm})
     text = _tool_result(result)
     assert f"HARMLESS_SETTING={HARMLESS}" in text, text  # the command did see the env
     sent = _sent_to_model(fake_openai)
