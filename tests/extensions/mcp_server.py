@@ -30,6 +30,11 @@ def build(name: str) -> MCPServer:
         return f"pid {os.getpid()}"
 
     @app.tool()
+    def env_value(name: str) -> str:
+        """The server's environment variable `name`, or `(unset)`."""
+        return os.environ.get(name, "(unset)")
+
+    @app.tool()
     def fail(reason: str) -> str:
         """Always fails (a tool error whose message reaches the client)."""
         raise ToolError(reason)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.extensions.conftest import stdio_entry, write_config
 from tests.terminal.cli_process import Result, run_invincat
 
 API_KEY = "sk-envscrub-main-key-91c2"
@@ -144,3 +145,22 @@ def test_a_repository_cannot_keep_variables_for_its_commands(
     )
     assert trusted.code == 0, trusted.stderr
     assert FOO_TOKEN not in _tool_result(trusted)
+
+
+def test_mcp_stdio_servers_keep_their_documented_environment(
+    fake_openai: FakeOpenAIServer, env: dict[str, str], project: Path
+) -> None:
+    # Not the shell's filter: an MCP server gets the SDK's few variables plus its config's
+    # `env`, secret-named or not (the user wrote it there for that server).
+    home = Path(env["INVINCAT_HOME"])
+    entry = stdio_entry(env={"SERVICE_TOKEN": FOO_TOKEN})
+    write_config(home / "mcp.json", {"demo": entry})
+    calls = [
+        {"name": "demo__env_value", "arguments": {"name": "SERVICE_TOKEN"}},
+        {"name": "demo__env_value", "arguments": {"name": "OPENAI_API_KEY"}},
+    ]
+    fake_openai.add_steps([{"tool_calls": calls}, {"content": "done"}])
+    result = _chat(project, env)
+    # The two calls run side by side: their results may come back in either order.
+    contents = sorted(str(r["content"]) for r in result.of_type("tool_result"))
+    assert contents == sorted([FOO_TOKEN, "(unset)"]), contents
