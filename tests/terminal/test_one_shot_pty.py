@@ -16,7 +16,7 @@ import pytest
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from invincat_server.testing.fixtures import warm_workers
 from tests.deadlines import eventually
-from tests.terminal.cli_process import INVINCAT, process_running
+from tests.terminal.cli_process import INVINCAT
 from tests.terminal.pty_terminal import DEADLINE, Terminal
 
 MODES = {"warm": None, "cold": "0"}
@@ -88,6 +88,31 @@ def process_state(pid: int) -> str | None:
     return None if state == "Z" else state
 
 
+def worker_running(marker: str, runtime: Path) -> int | None:
+    """The warm worker whose tool command is `marker`: an ancestor of that process. Not
+    simply the newest worker in the logs: the runtime dir is shared with other tests, whose
+    servers' logs may sort after this one's."""
+    workers = set(warm_workers(runtime))
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker not in command:
+            continue
+        pid = int(entry.name)
+        while pid > 1:
+            if pid in workers:
+                return pid
+            try:
+                pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                break
+    return None
+
+
 def test_ctrl_z_suspends_the_warm_worker_and_fg_resumes_it(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
@@ -112,8 +137,8 @@ def test_ctrl_z_suspends_the_warm_worker_and_fg_resumes_it(
         shell.expect_exact("$ ")
         command = [INVINCAT, "chat", "run the long command", "--yes", "--cwd", str(workspace)]
         shell.sendline(" ".join(shlex.quote(part) for part in command))
-        assert eventually(lambda: process_running(marker)), "the command never started"
-        worker = warm_workers(runtime)[-1]
+        assert eventually(lambda: worker_running(marker, runtime)), "the command never started"
+        worker = worker_running(marker, runtime)
         shell.send("\x1a")  # Ctrl-Z
         shell.expect("Stopped")
         assert eventually(lambda: process_state(worker) == "T"), "the worker went on"
@@ -129,8 +154,8 @@ def test_ctrl_z_suspends_the_warm_worker_and_fg_resumes_it(
             [{"tool_calls": [{"name": "execute", "arguments": {"command": marker}}]}]
         )
         shell.sendline(" ".join(shlex.quote(part) for part in command))
-        assert eventually(lambda: process_running(marker)), "the command never started"
-        second = warm_workers(runtime)[-1]
+        assert eventually(lambda: worker_running(marker, runtime)), "the command never started"
+        second = worker_running(marker, runtime)
         assert second != worker
         shell.send("\x1a")
         shell.expect("Stopped")
