@@ -21,10 +21,10 @@ from tests.nvim.harness import HERE, NVIM_RUN, RunNvim, lsp_log, run_nvim
 def nvim(invincat_env: dict[str, str], workspace: Path, tmp_path: Path) -> RunNvim:
     """Run `scenarios/NAME.lua` in headless Neovim in `workspace`; its JSON result.
 
-    `cmd` replaces the server command given to setup(); `unset` removes variables from
-    the environment. Other keyword arguments are passed to the scenario as `T.args`. A
-    scenario that failed (an error, a timeout) fails the test with its message, the chat
-    buffer, the messages Neovim showed and the tail of the LSP log.
+    `cmd` replaces the server command given to setup(); `env` sets variables of the
+    environment, `unset` removes them. Other keyword arguments are passed to the scenario
+    as `T.args`. A scenario that failed (an error, a timeout) fails the test with its
+    message, the chat buffer, the messages Neovim showed and the tail of the LSP log.
     """
 
     def run(
@@ -32,20 +32,22 @@ def nvim(invincat_env: dict[str, str], workspace: Path, tmp_path: Path) -> RunNv
         *,
         cmd: list[str] | None = None,
         unset: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
         timeout: float = NVIM_RUN,
         **args: Any,
     ) -> dict[str, Any]:
         result_file = tmp_path / f"{name}.result.json"
-        env = {
+        process_env = {
             **invincat_env,
+            **(env or {}),
             "INVINCAT_TEST_RESULT": str(result_file),
             "INVINCAT_TEST_ARGS": json.dumps(args),
         }
         for variable in unset:
-            env.pop(variable, None)
+            process_env.pop(variable, None)
         scenario = HERE / "scenarios" / f"{name}.lua"
         proc = run_nvim(
-            env=env,
+            env=process_env,
             cwd=workspace,
             tmp_path=tmp_path,
             commands=[f"luafile {scenario}"],

@@ -26,7 +26,7 @@ def test_checkhealth_without_a_server_says_it_is_missing_and_how_to_fix_it(
     nvim: RunNvim,
 ) -> None:
     report = nvim("health", cmd=["/nonexistent/bin/invincat", "--stdio"])["report"]
-    assert "ERROR server not found: `/nonexistent/bin/invincat` is not an executable" in report
+    assert "ERROR server not found: `/nonexistent/bin/invincat` is not executable" in report
     assert "pip install invincat-server" in report
     assert "setup({ cmd = {" in report
 

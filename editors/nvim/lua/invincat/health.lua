@@ -149,19 +149,19 @@ function M.check()
 
   local invincat = require("invincat")
   local config = invincat.config
-  local name = config.cmd[1]
-  local exe = vim.fn.exepath(name)
-  if exe == "" then
-    health.error(("server not found: `%s` is not an executable"):format(name), {
+  -- The plugin's own lookup (absolute PATH entries only), not exepath(): checking must
+  -- not run a repository's `./invincat` either.
+  local cmd, unresolved = require("invincat.command").resolve_cmd(config.cmd, config.cmd_env)
+  if not cmd then
+    health.error(("server not found: %s"):format(unresolved), {
       "Install the server: pip install invincat-server (it provides the `invincat` command)",
       "Or point the plugin at it: require('invincat').setup({ cmd = { '/path/to/.venv/bin/invincat', '--stdio' } })",
     })
     return
   end
+  local exe = cmd[1]
   health.ok("server found: " .. exe)
 
-  local cmd = vim.deepcopy(config.cmd)
-  cmd[1] = exe
   local ok, version = pcall(function()
     return vim.system({ exe, "--version" }, { text = true, env = config.cmd_env }):wait(20000)
   end)

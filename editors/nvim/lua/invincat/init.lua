@@ -443,12 +443,13 @@ local function on_exit(code, signal)
 end
 
 --- The client configuration `vim.lsp.start` gets.
+---@param cmd? string[] The command with its program resolved (default: as configured).
 ---@return vim.lsp.ClientConfig
-function M.client_config()
+function M.client_config(cmd)
   local root = M.root_dir()
   return {
     name = "invincat",
-    cmd = M.config.cmd,
+    cmd = cmd or M.config.cmd,
     cmd_env = M.config.cmd_env,
     cmd_cwd = root,
     root_dir = root,
@@ -467,17 +468,19 @@ function M.start()
   if running then
     return running
   end
-  if vim.fn.executable(M.config.cmd[1]) ~= 1 then
+  -- Resolved here, not by Neovim: its lookup would search `.` in the project root.
+  local cmd, unresolved = require("invincat.command").resolve_cmd(M.config.cmd, M.config.cmd_env)
+  if not cmd then
     return nil,
-      ("cannot start the server: `%s` is not executable. Install it (pip install invincat-server) or set `cmd` in require('invincat').setup{}; see :checkhealth invincat"):format(
-        M.config.cmd[1]
+      ("cannot start the server: %s. Install it (pip install invincat-server) or set `cmd` in require('invincat').setup{}; see :checkhealth invincat"):format(
+        unresolved
       )
   end
   local id
   if has_011 then
-    id = vim.lsp.start(M.client_config(), { attach = false })
+    id = vim.lsp.start(M.client_config(cmd), { attach = false })
   else
-    id = vim.lsp.start_client(M.client_config())
+    id = vim.lsp.start_client(M.client_config(cmd))
   end
   if not id then
     return nil, "the language server did not start; see :LspLog"
