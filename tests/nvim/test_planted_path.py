@@ -86,3 +86,57 @@ def test_with_no_server_on_an_absolute_path_entry_the_user_is_told_and_nothing_p
     assert f"ERROR server not found: {WHY}" in result["report"]
     assert "pip install invincat-server" in result["report"]
     assert result["enabled_clients"] == 0
+
+
+def test_the_lookup_skips_what_is_not_an_executable_file_and_bad_names_cost_only_themselves(
+    nvim: RunNvim, tmp_path: Path
+) -> None:
+    real = str(INVINCAT.parent)
+    folder_named = tmp_path / "folder-named"  # an `invincat` that is a directory
+    (folder_named / "invincat").mkdir(parents=True)
+    not_executable = tmp_path / "not-executable"
+    not_executable.mkdir()
+    (not_executable / "invincat").write_text("#!/bin/sh\n")
+    linked_dir = tmp_path / "linked-bin"  # an absolute entry that is a symlink: the user's
+    linked_dir.symlink_to(real)
+    linked_program = tmp_path / "linked-program"
+    linked_program.mkdir()
+    (linked_program / "invincat").symlink_to(INVINCAT)
+    cases: list[dict[str, Any]] = [
+        {"program": "invincat", "path": f"{folder_named}:{not_executable}:{real}"},
+        {"program": "invincat", "path": f".:{linked_dir}"},
+        {"program": "invincat", "path": f"::{linked_program}"},
+        # `cmd_env.PATH` is the PATH the server gets, so it is the one searched.
+        {"program": "invincat", "path": real, "cmd_env": {"PATH": ".:bin:"}},
+        {"program": "invincat", "path": ".", "cmd_env": {"PATH": real}},
+        {"program": "invincat", "path": real, "cmd_env": {"PATH": 42}},  # wrong type: ignored
+        {"program": "invincat", "path": f"~/bin:{real.removeprefix('/')}"},
+        {"program": "invincat", "path": ""},
+        {"program": "inv\0cat", "path": real},
+        {"program": "x" * 100_000, "path": real},
+        {"program": str(INVINCAT), "path": ""},  # a path is used as written
+        {"program": "/nonexistent/invincat", "path": real},
+    ]
+    results = nvim("command_lookup", cases=cases)["results"]
+
+    assert all(r["ok"] for r in results), results
+    programs = [r["program"] for r in results]
+    assert programs == [
+        str(INVINCAT),
+        f"{linked_dir}/invincat",
+        f"{linked_program}/invincat",
+        None,
+        str(INVINCAT),
+        str(INVINCAT),
+        None,
+        None,
+        None,
+        None,
+        str(INVINCAT),
+        None,
+    ]
+    problems = [r["problem"] for r in results]
+    assert problems[3] == problems[6] == problems[7] == WHY
+    assert problems[8] == "`cmd` holds a NUL byte"
+    assert problems[9] is not None and "is not on an absolute PATH entry" in problems[9]
+    assert problems[11] == "`/nonexistent/invincat` is not executable"
