@@ -33,6 +33,8 @@ from invincat_server.runtime.approvals import (  # noqa: E402
     WorkspaceRuleStore,
     always_options,
 )
+from invincat_server.runtime.sandbox.gate import ExecuteSandbox  # noqa: E402
+from invincat_server.runtime.sandbox.modes import SandboxSpec  # noqa: E402
 
 SESSION = [
     "git status",
@@ -205,6 +207,28 @@ def dangerous_let_through(current) -> None:
         print(f"  {name:<40} before #23 {before:>2}   now {now:>2}")
 
 
+def sandbox_prompts(workspace: Path, stores) -> None:
+    """The same session and rules with the shell sandbox on, off, and configured but
+    unavailable (no bwrap): the sandbox bounds what an approved command can do; it does
+    not widen rules, and without it no rule covers a command at all."""
+    cases = (
+        ("on (bwrap, workspace-write)", SandboxSpec(), "/usr/bin/bwrap", None),
+        ("off", SandboxSpec(mode="off"), None, None),
+        ("configured, bwrap unavailable", SandboxSpec(), None, "bwrap not found"),
+    )
+    print("the same session, by shell sandbox state")
+    for name, spec, bwrap, unavailable in cases:
+        logic = Current(workspace, next(stores))
+        logic.policy.execute_sandbox = ExecuteSandbox(
+            spec,
+            root=workspace,
+            home=workspace.parent / "home",
+            bwrap=bwrap,
+            unavailable=unavailable,
+        )
+        print(f"  sandbox {name:<32} prompts {len(run_session(logic)):>2} of {len(SESSION)}")
+
+
 def check_cost(current, first_ms: float) -> None:
     checks = [*SESSION, *(d for _, d in DANGEROUS)]
     policy, baseline = current(), Baseline()
@@ -246,6 +270,7 @@ def main() -> None:
         print(f"  asked now only   : {[c for c in now if c not in before]}")
         print(f"  asked before only: {[c for c in before if c not in now]}")
         dangerous_let_through(current)
+        sandbox_prompts(workspace, stores)
         check_cost(current, first_ms)
 
 
