@@ -15,7 +15,8 @@ from tests.acp.conftest import Agent
 
 @pytest.fixture
 def invincat_env(invincat_env: dict[str, str]) -> dict[str, str]:
-    return {**invincat_env, "INVINCAT_BWRAP": "/nonexistent/bwrap"}
+    # Neither bwrap nor the Landlock fallback: nothing confines commands.
+    return {**invincat_env, "INVINCAT_BWRAP": "/nonexistent/bwrap", "INVINCAT_LANDLOCK": "off"}
 
 
 def _run(command: str, **extra: object) -> dict:
@@ -45,6 +46,6 @@ async def test_without_bwrap_the_client_is_told_and_every_command_asks(
     first, second = agent.client.permission_requests
     assert [o.kind for o in first["options"]] == ["allow_once", "reject_once", "reject_always"]
     shown = " ".join(getattr(c.content, "text", "") for c in first["tool_call"].content or [])
-    assert "WITHOUT a sandbox (bwrap not found)" in shown, shown
+    assert "WITHOUT a sandbox (bwrap not found; Landlock turned off" in shown, shown
     assert second["tool_call"].title == "Run WITHOUT the sandbox: `touch b.txt`"
     assert (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()

@@ -31,6 +31,7 @@ async def test_execute_approvals_name_the_sandbox(
     env = dict(invincat_env)
     if bwrap == "missing":
         env["INVINCAT_BWRAP"] = "/nonexistent/bwrap"
+        env["INVINCAT_LANDLOCK"] = "off"  # and no Landlock fallback: nothing confines
     fake_openai.add_steps([_run("touch made.txt"), {"content": "done"}])
     client = await start_client(env, workspace, editor)
     try:
@@ -48,7 +49,9 @@ async def test_execute_approvals_name_the_sandbox(
         )
         assert asked["always_options"] and errors == []
     else:
-        assert asked["description"].endswith("WITHOUT a sandbox (bwrap not found)")
+        assert asked["description"].endswith(
+            "WITHOUT a sandbox (bwrap not found; Landlock turned off (INVINCAT_LANDLOCK=off))"
+        )
         assert asked["always_options"] == []
         [notice] = errors
         assert "configured but unavailable" in notice and "every command asks" in notice

@@ -275,10 +275,16 @@ def test_without_bwrap_every_command_asks_and_the_user_is_told(
 ) -> None:
     fake_openai.add_steps([_execute("touch a.txt"), _execute("touch b.txt"), {"content": "ok"}])
     # w: "always allow touch" - which must not cover the next, unconfined command.
-    result = _chat(project, env, input="w\ny\ny\n", INVINCAT_BWRAP="/nonexistent/bwrap")
+    result = _chat(
+        project,
+        env,
+        input="w\ny\ny\n",
+        INVINCAT_BWRAP="/nonexistent/bwrap",
+        INVINCAT_LANDLOCK="off",  # no fallback either (test_shell_sandbox_landlock.py)
+    )
     asked = result.of_type("approval_requested")
     assert [a["args"]["command"] for a in asked] == ["touch a.txt", "touch b.txt"]
-    assert "WITHOUT a sandbox (bwrap not found)" in asked[1]["description"]
+    assert "WITHOUT a sandbox (bwrap not found; Landlock turned off" in asked[1]["description"]
     assert "configured but unavailable" in _errors(result)
     assert (project / "b.txt").exists()
 

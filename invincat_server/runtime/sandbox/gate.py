@@ -1,9 +1,10 @@
 """The sandbox as `execute` and the approvals see it: how a call will run, whether a
 person must be asked every time, and the bwrap command line around it.
 
-A call runs confined when the mode is not `off`, bwrap works here, and the call did not
-ask for `unsandboxed: true`. Every other call (bwrap unavailable, or `unsandboxed`) runs
-unconfined, so no "always" rule covers it; an `unsandboxed` call is moreover refused
+A call runs confined when the mode is not `off`, bwrap works here (or, where it cannot,
+Landlock does: `landlock_launch.py`), and the call did not ask for `unsandboxed: true`.
+Every other call (no sandbox available, or `unsandboxed`) runs unconfined, so no
+"always" rule covers it; an `unsandboxed` call is moreover refused
 when nobody is there to ask (`--yes`), since only the user's own setting may turn the
 sandbox off for a whole run.
 """
@@ -22,6 +23,7 @@ from typing import Any
 
 from invincat_server.runtime.sandbox.bwrap import bwrap_argv
 from invincat_server.runtime.sandbox.hints import sandbox_hint
+from invincat_server.runtime.sandbox.landlock_launch import landlock_argv
 from invincat_server.runtime.sandbox.modes import SandboxSpec
 
 __all__ = ["ExecuteSandbox"]
@@ -69,7 +71,7 @@ def wants_unsandboxed(args: Mapping[str, Any]) -> bool:
 
 class ExecuteSandbox:
     """One session's shell sandbox: its spec, and whether bwrap is usable (`unavailable`
-    says why not)."""
+    says why not; with `landlock_abi` set, commands are confined by Landlock instead)."""
 
     def __init__(
         self,
@@ -82,6 +84,7 @@ class ExecuteSandbox:
         env: Mapping[str, str] | None = None,
         headless: Callable[[], bool] = lambda: False,
         keep_env: tuple[str, ...] = (),
+        landlock_abi: int = 0,
     ) -> None:
         self.spec = spec
         self.root = root
@@ -93,11 +96,28 @@ class ExecuteSandbox:
         """True while nobody answers approvals (`--yes`): `unsandboxed` calls are refused."""
         self.keep_env = keep_env
         """Secret-named variables the user lets commands see (runtime/shell_env.py)."""
+        self.landlock_abi = landlock_abi if bwrap is None or unavailable else 0
+        """The Landlock ABI commands are confined with when bwrap is unusable; 0: none."""
 
     @property
     def active(self) -> bool:
         """Commands run confined unless they ask otherwise."""
-        return self.spec.confined and self.unavailable is None and self.bwrap is not None
+        if not self.spec.confined:
+            return False
+        return self.landlock_abi > 0 or (self.unavailable is None and self.bwrap is not None)
+
+    def label(self) -> str:
+        """How confined commands run: `workspace-write, no network`, or under Landlock
+        `workspace-write via Landlock, no network` (network not confined below ABI 4)."""
+        if not self.landlock_abi or not self.spec.confined:
+            return self.spec.label()
+        if self.spec.network:
+            network = "network allowed"
+        elif self.landlock_abi >= 4:
+            network = "no network"
+        else:
+            network = f"network NOT confined (Landlock ABI {self.landlock_abi})"
+        return f"{self.spec.mode} via Landlock, {network}"
 
     def confines(self, args: Mapping[str, Any]) -> bool:
         return self.active and not wants_unsandboxed(args)
@@ -114,11 +134,11 @@ class ExecuteSandbox:
             reason = str(args.get("reason") or "").strip() or "(none given)"
             return (
                 f"Run WITHOUT the sandbox? Shell command: {command} — the model asks to run "
-                f"it outside the OS sandbox ({self.spec.label()}), where it can write "
+                f"it outside the OS sandbox ({self.label()}), where it can write "
                 f"anywhere your user can and use the network. Reason given: {reason}"
             )
         if self.confines(args):
-            return f"Run shell command: {command} — in the sandbox ({self.spec.label()})"
+            return f"Run shell command: {command} — in the sandbox ({self.label()})"
         why = "sandbox mode off" if not self.spec.confined else self.unavailable
         return f"Run shell command: {command} — WITHOUT a sandbox ({why})"
 
@@ -138,12 +158,18 @@ class ExecuteSandbox:
     def argv(self, args: Mapping[str, Any], shell: list[str]) -> Iterator[list[str]]:
         """The command line to run `shell` (`[bash, -c, command]`) with, confined when it
         should be; a private /tmp for the command lives as long as the block."""
-        if not self.confines(args) or self.bwrap is None:
+        if not self.confines(args):
             yield shell
             return
         private_tmp = Path(tempfile.mkdtemp(prefix=private_tmp_prefix()))
         try:
-            prefix = bwrap_argv(self.bwrap, self.spec, self.root, self.home, private_tmp, self.env)
+            if self.landlock_abi:
+                prefix = landlock_argv(self.spec, self.root, self.home, private_tmp)
+            else:
+                assert self.bwrap is not None  # active without Landlock means bwrap works
+                prefix = bwrap_argv(
+                    self.bwrap, self.spec, self.root, self.home, private_tmp, self.env
+                )
             yield [*prefix, *shell]
         finally:
             shutil.rmtree(private_tmp, ignore_errors=True)
