@@ -5,9 +5,12 @@ sandboxed command is killed, timed out and cancelled like an unconfined one."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -20,8 +23,11 @@ from langchain_core.messages import ToolMessage
 from invincat_server.runtime.config import ConfigError, load_settings
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.sandbox import ExecuteSandbox, SandboxSpec
+from invincat_server.runtime.sandbox import landlock as ll
 from invincat_server.runtime.sandbox.bwrap import bwrap_argv, find_bwrap, probe_bwrap
 from invincat_server.runtime.sandbox.gate import private_tmp_prefix, remove_stale_tmp_dirs
+from invincat_server.runtime.sandbox.landlock import abi_version
+from invincat_server.runtime.sandbox.landlock_policy import LandlockSpec, build_ruleset
 from invincat_server.runtime.sandbox.project import resolve_spec
 from invincat_server.runtime.tools import build_core_tools, shell
 from tests.deadlines import eventually
@@ -298,3 +304,135 @@ def test_private_tmp_dirs_of_dead_processes_are_removed_others_kept() -> None:
     finally:
         shutil.rmtree(stale, ignore_errors=True)
         shutil.rmtree(mine, ignore_errors=True)
+
+
+# The Landlock fallback: the ruleset for a mode, and the launcher's bad specs ----------
+
+needs_landlock = pytest.mark.skipif(abi_version() < 1, reason="no Landlock in this kernel")
+
+
+def _landlock_tree(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A workspace with .git, a folder, a file and a link out; Invincat's home beside it."""
+    root, home, outside = tmp_path / "ws", tmp_path / "ih", tmp_path / "outside"
+    for folder in (root / ".git", root / "src", home, outside):
+        folder.mkdir(parents=True)
+    (root / "README").write_text("r\n")
+    (root / "out").symlink_to(outside)
+    return root, home, outside
+
+
+def _rules(spec: LandlockSpec, abi: int = 7) -> dict[str, int]:
+    """Each path's rights, all its rules together (a path may have a read and a write rule)."""
+    rights: dict[str, int] = {}
+    for path, allowed in build_ruleset(spec, abi).paths:
+        rights[path] = rights.get(path, 0) | allowed
+    return rights
+
+
+def test_landlock_rights_follow_the_abi() -> None:
+    assert not ll.rights_for(1).fs & (ll.REFER | ll.TRUNCATE) and not ll.rights_for(1).net
+    assert ll.rights_for(2).fs & ll.REFER and not ll.rights_for(2).fs & ll.TRUNCATE
+    assert ll.rights_for(3).fs & ll.TRUNCATE and not ll.rights_for(3).net
+    assert ll.rights_for(4).net == ll.BIND_TCP | ll.CONNECT_TCP
+    assert not ll.rights_for(4).fs & ll.IOCTL_DEV and ll.rights_for(5).fs & ll.IOCTL_DEV
+    assert not ll.rights_for(5).scoped and ll.rights_for(6).scoped == ll.rights_for(7).scoped != 0
+
+
+def test_landlock_workspace_write_skips_git_the_home_and_links(tmp_path: Path) -> None:
+    root, home, outside = _landlock_tree(tmp_path)
+    spec = LandlockSpec.of(SandboxSpec(), root, home, tmp_path / "t")
+    rules = _rules(spec)
+    write = ll.WRITE_FILE | ll.MAKE_REG | ll.REMOVE_FILE
+    assert rules[str(root / "src")] & write == write and rules[str(root / "README")] & write
+    # A right on the workspace itself would hold beneath .git too: it only gets reads.
+    assert rules[str(root)] & ll.MAKE_REG == 0 and str(root / ".git") not in rules
+    assert str(root / "out") not in rules and str(outside) in rules  # the target: read only
+    assert not rules[str(outside)] & ll.WRITE_FILE
+    # Reads: every sibling on the way down to the home, never the home or a folder above it.
+    assert str(home) not in rules and str(tmp_path) not in rules and "/" not in rules
+    assert rules["/usr"] & ll.READ_FILE and rules[str(tmp_path / "t")] & write
+    ruleset = build_ruleset(spec, 7)
+    assert ruleset.handled_net == ll.BIND_TCP | ll.CONNECT_TCP and ruleset.scoped
+
+
+def test_landlock_without_protected_entries_the_workspace_is_writable_whole(
+    tmp_path: Path,
+) -> None:
+    root, home = tmp_path / "ws", tmp_path / "ih"
+    root.mkdir(), home.mkdir()
+    rules = _rules(LandlockSpec.of(SandboxSpec(), root, home, tmp_path / "t"))
+    assert rules[str(root)] & ll.MAKE_REG
+
+
+def test_landlock_read_only_and_network_and_old_abis(tmp_path: Path) -> None:
+    root, home, _ = _landlock_tree(tmp_path)
+    tmp = tmp_path / "t"
+    spec = LandlockSpec.of(SandboxSpec(mode="read-only"), root, home, tmp)
+    written = [p for p, r in _rules(spec).items() if r & ll.MAKE_REG]
+    assert written == [str(tmp)]
+    assert (
+        build_ruleset(LandlockSpec.of(SandboxSpec(network=True), root, home, tmp), 7).handled_net
+        == 0
+    )
+    old = build_ruleset(spec, 1)
+    assert old.handled_net == 0 and old.scoped == 0
+    assert all(not rights & ~ll.rights_for(1).fs for _, rights in old.paths)
+
+
+def test_landlock_home_inside_the_workspace_and_workspace_inside_the_home(tmp_path: Path) -> None:
+    root, _, _ = _landlock_tree(tmp_path)
+    home = root / "cfg" / "invincat"
+    home.mkdir(parents=True)
+    (root / "cfg" / "other").mkdir()
+    rules = _rules(LandlockSpec.of(SandboxSpec(), root, home, tmp_path / "t"))
+    assert str(home) not in rules and str(root / "cfg") not in rules
+    assert rules[str(root / "cfg" / "other")] & ll.MAKE_REG and rules[str(root / "src")]
+    # A project inside the home: readable, never writable.
+    project = home / "project"
+    project.mkdir()
+    rules = _rules(LandlockSpec.of(SandboxSpec(), project, home, tmp_path / "t"))
+    assert rules[str(project)] == ll.READ_FILE | ll.READ_DIR | ll.EXECUTE
+    assert not [p for p in rules if p.startswith(str(home)) and p != str(project)]
+
+
+def _launch(spec: str, marker: Path) -> subprocess.CompletedProcess[bytes]:
+    argv = [sys.executable, "-I", "-m", "invincat_server.runtime.sandbox.landlock_exec", spec]
+    return subprocess.run(
+        [*argv, "--", "/bin/sh", "-c", f"touch {marker}"], capture_output=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "[]",
+        "{not json",
+        '{"mode": "read-only", "network": "no", "root": "/", "home": "/h", "tmp": "/t"}',
+        '{"mode": "read-only", "network": false, "root": "/", "home": "/h"}',
+        '{"mode": "read-only", "network": false, "root": "/\\u0000", "home": "/h", "tmp": "/t"}',
+        '{"mode": "read-only", "network": false, "root": "", "home": "/h", "tmp": "/t"}',
+        '{"mode": "read-only", "network": false, "root": "/", "home": "/h", "tmp": "/t", "x": '
+        + "[" * 50_000
+        + "]" * 50_000
+        + "}",
+    ],
+)
+def test_the_landlock_launcher_never_runs_the_command_with_a_bad_spec(
+    tmp_path: Path, bad: str
+) -> None:
+    marker = tmp_path / "ran"
+    done = _launch(bad, marker)
+    assert done.returncode == 126 and b"did not run" in done.stderr, done.stderr[-300:]
+    assert not marker.exists() and done.stdout == b""
+
+
+@needs_landlock
+def test_the_landlock_launcher_confines_a_link_out_of_the_workspace(tmp_path: Path) -> None:
+    root, home, outside = _landlock_tree(tmp_path)
+    tmp = tmp_path / "t"
+    tmp.mkdir()
+    spec = json.dumps(dataclasses.asdict(LandlockSpec.of(SandboxSpec(), root, home, tmp)))
+    done = _launch(spec, root / "out" / "planted")
+    assert done.returncode != 0 and not (outside / "planted").exists(), done.stderr
+    assert _launch(spec, root / "src" / "made").returncode == 0
+    assert (root / "src" / "made").exists()

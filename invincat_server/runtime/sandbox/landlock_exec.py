@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
         if abi < 1:
             raise LandlockError(0, "Landlock is not available in this kernel")
         apply_ruleset(build_ruleset(spec, abi))
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, RecursionError) as exc:  # RecursionError: a deep spec
         _say(f"Landlock could not be applied, the command did not run: {exc}")
         return FAILED
     env = {**os.environ, "TMPDIR": spec.tmp}
