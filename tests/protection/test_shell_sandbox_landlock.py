@@ -19,6 +19,7 @@ import pytest
 
 from invincat_server.runtime.sandbox.landlock import abi_version
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from invincat_server.testing.fixtures import FAKE_API_KEY
 from tests.terminal.cli_process import Result, run_invincat
 
 pytestmark = pytest.mark.skipif(abi_version() < 1, reason="no Landlock in this kernel")
@@ -134,6 +135,19 @@ def test_a_loopback_port_opened_by_the_test_cannot_be_reached(
             server.accept()  # nothing ever connected
     [text] = _results(result)
     assert "CONNECTED" not in text, text
+
+
+def test_the_servers_environment_and_process_are_out_of_reach(
+    fake_openai: FakeOpenAIServer, env: dict[str, str], project: Path
+) -> None:
+    # Without a pid namespace the command sees the server's process: its environment holds
+    # the API key the command's own environment is cleaned of, and a signal could stop it.
+    command = "tr '\\0' '\\n' < /proc/$PPID/environ; kill -STOP $PPID; echo after"
+    fake_openai.add_steps([_execute(command), {"content": "done"}])
+    result = _chat(project, env, "--yes")
+    [text] = _results(result)
+    assert FAKE_API_KEY not in text and "Permission denied" in text, text
+    assert not [m for m in fake_openai.chat_requests()[-1]["messages"] if FAKE_API_KEY in str(m)]
 
 
 def test_read_only_mode_writes_only_the_private_tmp(

@@ -25,6 +25,7 @@ __all__ = [
     "Ruleset",
     "abi_version",
     "apply_ruleset",
+    "drop_capabilities",
     "rights_for",
 ]
 
@@ -34,6 +35,10 @@ _SYS_RESTRICT_SELF = 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAPABILITY_VERSION_3 = 0x20080522
 
 # File-system rights (LANDLOCK_ACCESS_FS_*), with the ABI that introduced each.
 EXECUTE = 1 << 0
@@ -191,3 +196,35 @@ def apply_ruleset(ruleset: Ruleset) -> None:
         _syscall(_SYS_RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0))
     finally:
         os.close(fd)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def drop_capabilities() -> None:
+    """Leave the command no capability, also when the server runs as root: Landlock lets a
+    process holding CAP_SYS_PTRACE read (and trace) the unconfined server's memory and
+    environment. Emptying the bounding set keeps root's execve from granting them again."""
+    libc = _libc()
+    try:
+        last = int(open("/proc/sys/kernel/cap_last_cap", encoding="ascii").read())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        # EPERM without CAP_SETPCAP: such a process has no capability to lose anyway.
+        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(version=_CAPABILITY_VERSION_3, pid=0)
+    data = (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:  # glibc's, any arch
+        errno = ctypes.get_errno()
+        raise LandlockError(errno, os.strerror(errno))

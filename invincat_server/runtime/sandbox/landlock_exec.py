@@ -13,7 +13,12 @@ import json
 import os
 import sys
 
-from invincat_server.runtime.sandbox.landlock import LandlockError, abi_version, apply_ruleset
+from invincat_server.runtime.sandbox.landlock import (
+    LandlockError,
+    abi_version,
+    apply_ruleset,
+    drop_capabilities,
+)
 from invincat_server.runtime.sandbox.landlock_policy import LandlockSpec, build_ruleset
 
 FAILED = 126  # the shell's "found but could not run"
@@ -47,6 +52,7 @@ def main(argv: list[str]) -> int:
         if abi < 1:
             raise LandlockError(0, "Landlock is not available in this kernel")
         apply_ruleset(build_ruleset(spec, abi))
+        drop_capabilities()
     except (ValueError, OSError, RecursionError) as exc:  # RecursionError: a deep spec
         _say(f"Landlock could not be applied, the command did not run: {exc}")
         return FAILED
