@@ -436,3 +436,34 @@ def test_the_landlock_launcher_confines_a_link_out_of_the_workspace(tmp_path: Pa
     assert done.returncode != 0 and not (outside / "planted").exists(), done.stderr
     assert _launch(spec, root / "src" / "made").returncode == 0
     assert (root / "src" / "made").exists()
+
+
+def _landlock_execute(root: Path, home: Path) -> Any:
+    sandbox = ExecuteSandbox(
+        SandboxSpec(),
+        root=root,
+        home=home,
+        bwrap=None,
+        unavailable="bwrap not found",
+        env={},
+        landlock_abi=abi_version(),
+    )
+    assert sandbox.active and "via Landlock" in sandbox.describe({"command": "true"})
+    return {t.name: t for t in build_core_tools(Workspace(root), sandbox=sandbox)}["execute"]
+
+
+@needs_landlock
+async def test_landlock_commands_are_killed_timed_out_and_confined(dirs: tuple[Path, Path]) -> None:
+    # The launcher execs the shell, so the group shell.py leads and kills is the command's.
+    home, root = dirs
+    execute = _landlock_execute(root, home)
+    message = await _run(execute, command="pwd; echo x > made; echo $TMPDIR; touch /var/tmp/z")
+    assert str(message.content).startswith(f"{os.path.realpath(root)}\n"), message.content
+    assert (root / "made").exists() and "invincat-sandbox-" in str(message.content)
+    assert "Permission denied" in str(message.content)
+    marker = _marker()
+    message = await _run(
+        execute, command=f"sleep {marker} & echo started; sleep {marker}", timeout=2
+    )
+    assert message.status == "error" and "timed out after 2s" in message.content
+    assert eventually(lambda: not process_running(f"sleep {marker}"))
