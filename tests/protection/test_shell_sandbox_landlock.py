@@ -94,11 +94,16 @@ def test_writes_inside_the_workspace_work_but_not_into_git(
             _execute("echo made > src/made.txt && mkdir -p src/sub && echo deep > src/sub/f"),
             _execute("echo '[core] fsmonitor = evil' >> .git/config"),
             _execute("echo 'rm -rf ~' > .git/hooks-pre-commit"),
+            _execute("echo top > top.txt"),
             {"content": "done"},
         ]
     )
     result = _chat(project, env, "--yes")
-    made, config, hook = _results(result)
+    made, config, hook, top = _results(result)
+    # A right to create at the top would hold beneath .git too: documented, and the note
+    # tells the model where to write instead.
+    assert not (project / "top.txt").exists()
+    assert "via Landlock" in top and "create them in a subfolder" in top, top
     assert "[exit code: 0]" in made, made
     assert (project / "src" / "made.txt").read_text() == "made\n"
     assert (project / "src" / "sub" / "f").read_text() == "deep\n"

@@ -179,4 +179,6 @@ class ExecuteSandbox:
         commands fail."""
         if not self.confines(args):
             return None
-        return sandbox_hint(output, exit_code, self.spec)
+        return sandbox_hint(
+            output, exit_code, self.spec, label=self.label(), landlock=bool(self.landlock_abi)
+        )

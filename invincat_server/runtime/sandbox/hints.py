@@ -19,8 +19,17 @@ _NETWORK_BLOCKED = re.compile(
 )
 
 
-def sandbox_hint(output: str, exit_code: int | None, spec: SandboxSpec) -> str | None:
-    """The note to append to a failed sandboxed command's result, or None."""
+def sandbox_hint(
+    output: str,
+    exit_code: int | None,
+    spec: SandboxSpec,
+    *,
+    label: str | None = None,
+    landlock: bool = False,
+) -> str | None:
+    """The note to append to a failed sandboxed command's result, or None. `label` is how
+    the command ran (default: the spec's); under `landlock` the workspace's top level
+    takes no new entries either (docs/security.md, "Under Landlock")."""
     if exit_code in (0, None) or not spec.confined:
         return None
     causes = []
@@ -29,13 +38,19 @@ def sandbox_hint(output: str, exit_code: int | None, spec: SandboxSpec) -> str |
             "writes outside the workspace"
             + (" (and inside it: read-only mode)" if spec.mode == "read-only" else "")
             + " and to .git/ and .invincat/ are blocked"
+            + (
+                "; under Landlock new entries cannot be created at the top of the workspace "
+                "(create them in a subfolder) and only $TMPDIR, not /tmp, is writable"
+                if landlock
+                else ""
+            )
         )
     if not spec.network and _NETWORK_BLOCKED.search(output):
         causes.append("the network is off")
     if not causes:
         return None
     return (
-        f"[sandbox: this command ran in the OS sandbox ({spec.label()}): "
+        f"[sandbox: this command ran in the OS sandbox ({label or spec.label()}): "
         + "; ".join(causes)
         + ". If the failure is the sandbox's and the command really needs that access, you "
         "may call execute again with `unsandboxed: true` and a `reason`; the user will be "
