@@ -34,6 +34,7 @@ def outer() -> Iterator[Path]:
     (folder / "project" / ".git").mkdir(parents=True)
     (folder / "project" / ".git" / "config").write_text("[core]\n")
     (folder / "project" / "src").mkdir()
+    (folder / "project" / ".invincat").mkdir()
     (folder / "victim").mkdir()
     (folder / "victim" / "precious.txt").write_text("keep me\n")
     (folder / "ih").mkdir()
@@ -95,11 +96,14 @@ def test_writes_inside_the_workspace_work_but_not_into_git(
             _execute("echo '[core] fsmonitor = evil' >> .git/config"),
             _execute("echo 'rm -rf ~' > .git/hooks-pre-commit"),
             _execute("echo top > top.txt"),
+            _execute("mkdir -p .invincat/x; echo '[sandbox]' > .invincat/config.toml"),
             {"content": "done"},
         ]
     )
     result = _chat(project, env, "--yes")
-    made, config, hook, top = _results(result)
+    made, config, hook, top, settings = _results(result)
+    assert not (project / ".invincat" / "config.toml").exists(), settings
+    assert not (project / ".invincat" / "x").exists(), settings
     # A right to create at the top would hold beneath .git too: documented, and the note
     # tells the model where to write instead.
     assert not (project / "top.txt").exists()
