@@ -478,7 +478,7 @@ def build_shell_tools(
             + (
                 f" Commands run in an OS sandbox ({sandbox.spec.label()}): outside the "
                 "workspace (and in its .git/ and .invincat/) the file system is read-only, "
-                "/tmp is private to the command."
+                "use $TMPDIR for temporary files (private to the command)."
                 if sandbox is not None and sandbox.active
                 else ""
             ),
