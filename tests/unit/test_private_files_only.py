@@ -54,6 +54,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/context/offload.py", "open for writing"): (
         "os.fdopen of the fd private_files.open_file gave"
     ),
+    ("runtime/sandbox/landlock.py", "os.open"): (
+        "O_PATH | O_NOFOLLOW handles of the folders a Landlock rule names; opens no file"
+    ),
     ("runtime/sandbox/gate.py", "tempfile"): (
         "mkdtemp (0700): a sandboxed command's private /tmp, removed after the command"
     ),
