@@ -14,12 +14,14 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.terminal.cli_process import Result, run_invincat
+from tests.protection.sandbox_chat import chat as _chat
+from tests.protection.sandbox_chat import error_text as _errors
+from tests.protection.sandbox_chat import execute_step as _execute
+from tests.protection.sandbox_chat import tool_results as _results
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 
@@ -49,28 +51,6 @@ def project(outer: Path) -> Path:
 @pytest.fixture
 def env(invincat_env: dict[str, str], outer: Path) -> dict[str, str]:
     return {**invincat_env, "INVINCAT_HOME": str(outer / "ih")}
-
-
-def _execute(command: str, **extra: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": "execute", "arguments": {"command": command, **extra}}]}
-
-
-def _chat(
-    project: Path, env: dict[str, str], *flags: str, input: str = "", **more_env: str
-) -> Result:
-    result = run_invincat(
-        ["chat", "go", "--json", "--cwd", str(project), *flags], {**env, **more_env}, input=input
-    )
-    assert result.code == 0, result.stderr
-    return result
-
-
-def _results(result: Result) -> list[str]:
-    return [str(r["content"]) for r in result.of_type("tool_result")]
-
-
-def _errors(result: Result) -> str:
-    return " ".join(str(e.get("message", "")) for e in result.of_type("error"))
 
 
 def test_an_approved_rm_rf_outside_the_workspace_leaves_it_intact_and_says_why(

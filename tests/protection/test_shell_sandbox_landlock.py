@@ -13,14 +13,16 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from invincat_server.runtime.sandbox.landlock import abi_version
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from invincat_server.testing.fixtures import FAKE_API_KEY
-from tests.terminal.cli_process import Result, run_invincat
+from tests.protection.sandbox_chat import chat as _chat
+from tests.protection.sandbox_chat import error_text as _errors
+from tests.protection.sandbox_chat import execute_step as _execute
+from tests.protection.sandbox_chat import tool_results as _results
 
 pytestmark = pytest.mark.skipif(abi_version() < 1, reason="no Landlock in this kernel")
 
@@ -53,26 +55,6 @@ def project(outer: Path) -> Path:
 @pytest.fixture
 def env(invincat_env: dict[str, str], outer: Path) -> dict[str, str]:
     return {**invincat_env, "INVINCAT_HOME": str(outer / "ih"), "INVINCAT_BWRAP": "/nonexistent"}
-
-
-def _execute(command: str) -> dict[str, Any]:
-    return {"tool_calls": [{"name": "execute", "arguments": {"command": command}}]}
-
-
-def _chat(project: Path, env: dict[str, str], *flags: str, input: str = "", **more: str) -> Result:
-    result = run_invincat(
-        ["chat", "go", "--json", "--cwd", str(project), *flags], {**env, **more}, input=input
-    )
-    assert result.code == 0, result.stderr
-    return result
-
-
-def _results(result: Result) -> list[str]:
-    return [str(r["content"]) for r in result.of_type("tool_result")]
-
-
-def _errors(result: Result) -> str:
-    return " ".join(str(e.get("message", "")) for e in result.of_type("error"))
 
 
 def test_an_approved_rm_rf_outside_the_workspace_leaves_it_intact(
