@@ -58,7 +58,7 @@ from invincat_server.acp.permissions import (
     options_for,
     reply_decision,
 )
-from invincat_server.acp.prompt import prompt_text
+from invincat_server.acp.prompt import read_prompt
 from invincat_server.acp.transport import StdioTransport
 from invincat_server.runtime.errors import SessionError
 from invincat_server.runtime.events import (
@@ -214,24 +214,26 @@ class InvincatAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
         acp_session = self._require(session_id)
-        text = prompt_text(prompt)
+        blocks = read_prompt(prompt, acp_session.runtime.workspace)
         if acp_session.awaiting_reply is not None:
-            return await self._reply(acp_session, text)
+            return await self._reply(acp_session, blocks.text)
         if acp_session.turn is not None and not acp_session.turn.done:
             raise rpc_error(
                 f"Session {session_id} is still working on the previous prompt; "
                 "wait for it or cancel it (session/cancel) first."
             )
         mode = acp_session.mode
+        text = blocks.text
         command, _space, rest = text.strip().partition(" ")
-        if command == "/offload":
+        command = command.removeprefix("/") if command.startswith("/") else ""
+        if command == "offload":
             return await self._offload(acp_session)
-        if command == "/memory":
+        if command == "memory":
             return await self._memory_summary(acp_session)
-        if command == "/rules":
+        if command == "rules":
             answer = rules.rules_text(acp_session.runtime.policy, acp_session.deny_rules, rest)
             return await self._say(acp_session, answer)
-        if command == "/plan":
+        if command == "plan":
             text, mode = rest, "plan"
         if not text.strip():
             raise rpc_error("The prompt is empty; type what you want done.", -32602)
@@ -240,7 +242,7 @@ class InvincatAgent:
             if not acp_session.has_thread:
                 await runtime.create_thread(session_id, text)
                 acp_session.has_thread = True
-            turn = await runtime.start_turn(text, session_id, mode=mode)
+            turn = await runtime.start_turn(text, session_id, mode=mode, context=blocks.context)
         except SessionError as exc:
             raise rpc_error(str(exc)) from None
         acp_session.turn = turn

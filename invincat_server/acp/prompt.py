@@ -1,16 +1,20 @@
-"""An ACP prompt (content blocks) as the one text the runtime takes.
+"""An ACP prompt (content blocks) as what the runtime takes: the user's text and the
+editor context of what they attached.
 
-Text blocks are kept as they are; an embedded resource (a file or selection the user
-attached) becomes a fenced block named by its URI; a resource link becomes a line naming
-the file, which the agent can read with its tools. Images and audio are not offered in
-the prompt capabilities, so a client must not send them; if one does, it is named, not
-silently dropped.
+Text blocks are the prompt, as typed (each kept apart too: a command such as `/plan` may
+start any of them). Embedded resources (a file or selection with the client's text) and
+resource links (a file the agent reads: the editor's buffer, then the disk) go through
+the core's editor-context path (runtime/attachments.py, runtime/editor_context.py):
+confined to the workspace, capped, redacted, in the one `<editor_context>` block — the
+same checks as the language server's `context`. A refused item is a note, not the end of
+the prompt. Images and audio are not offered in the prompt capabilities; if a client
+sends them anyway, they are named in a note, not silently dropped.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from acp.schema import (
     EmbeddedResourceContentBlock,
@@ -19,27 +23,41 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from invincat_server.runtime.attachments import add_attachment, add_note
+from invincat_server.runtime.editor_context import EditorContext
+from invincat_server.runtime.policy.workspace import Workspace
 
-def _display(uri: str) -> str:
-    parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+@dataclass
+class Prompt:
+    texts: list[str]
+    """The text blocks, in order."""
+    context: EditorContext = field(default_factory=EditorContext)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(part for part in self.texts if part)
+
+    @property
+    def attached(self) -> bool:
+        return bool(self.context.attachments or self.context.notes)
 
 
-def prompt_text(blocks: list[Any]) -> str:
-    parts: list[str] = []
+def read_prompt(blocks: list[Any], workspace: Workspace) -> Prompt:
+    prompt = Prompt(texts=[])
+    context = prompt.context
     for block in blocks:
         if isinstance(block, TextContentBlock):
-            parts.append(block.text)
+            prompt.texts.append(block.text)
         elif isinstance(block, EmbeddedResourceContentBlock):
             resource = block.resource
-            where = _display(resource.uri)
             if isinstance(resource, TextResourceContents):
-                parts.append(f"Attached {where}:\n```\n{resource.text}\n```")
+                add_attachment(context, workspace, resource.uri, resource.text)
             else:
-                parts.append(f"(Attached {where}: binary content, not included.)")
+                add_note(context, resource.uri, "binary content is not included.")
         elif isinstance(block, ResourceContentBlock):
-            parts.append(f"Referenced file: {_display(block.uri)}")
+            add_attachment(context, workspace, block.uri)
         else:
             kind = getattr(block, "type", type(block).__name__)
-            parts.append(f"(An attachment of type {kind} was not included: not supported.)")
-    return "\n\n".join(part for part in parts if part)
+            add_note(context, f"({kind})", f"attachments of type {kind} are not supported.")
+    return prompt

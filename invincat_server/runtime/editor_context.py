@@ -101,6 +101,9 @@ class Attachment:
     range: LineRange | None = None
     origin: str = "attachment"
     """`attachment`, `selection` or `mention` (how it is labelled in the block)."""
+    text: str | None = None
+    """The text the client sent with it (an ACP embedded resource), shown instead of
+    reading the file; still confined, redacted and capped like a read one."""
 
 
 @dataclass
@@ -115,6 +118,10 @@ class EditorContext:
     visible: tuple[Path, LineRange] | None = None
     diagnostics: list[ContextDiagnostic] = field(default_factory=list)
     attachments: list[Attachment] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Why an item the client sent is not attached (a front end that refuses one item
+    rather than the whole prompt, see runtime/attachments.py): told to the model in the
+    block and to the user as an `error` event, like a mention that cannot be attached."""
 
 
 # --------------------------------------------------------------------------- the block
@@ -299,10 +306,13 @@ class _Builder:
             self.omitted.append(where)
             self.labels.append(f"{item.origin} {where}{LEFT_OUT}")
             return
-        text = self.file_text(path, title)
-        if text is None:
-            return
-        piece, first = _excerpt(text, item.range)
+        if item.text is not None:  # the client's own text of the item: nothing to cut out
+            piece, first = item.text, (item.range.start_line + 1 if item.range else 1)
+        else:
+            text = self.file_text(path, title)
+            if text is None:
+                return
+            piece, first = _excerpt(text, item.range)
         # Redacted, tags neutralised, then numbered and cut: the cut is the last step.
         body, cut = _numbered(neutralize_tags(redact_text(piece)), first, room)
         if self.add_part(f"{opening}{body}{closing}", where):
@@ -378,8 +388,11 @@ def build_context_block(
     builder.add_diagnostics(context.diagnostics)
     for attachment in context.attachments:
         if attachment.range is not None and attachment.range.empty:
-            attachment = Attachment(attachment.path, None, attachment.origin)
+            attachment = Attachment(attachment.path, None, attachment.origin, attachment.text)
         builder.add_text(attachment, MAX_ATTACHMENT_CHARS)
+    for note in context.notes:
+        builder.add_part(note, "a note on an attachment")
+        builder.labels.append(f"not attached: {note[:80]}")
     for mention in mentions:
         if mention.path is None:
             problem = mention.problem or f"@{mention.text} was not attached."

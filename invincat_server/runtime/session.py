@@ -160,6 +160,7 @@ class Session:
         mentions = find_mentions(prompt, self.workspace)
         block, labels = build_context_block(context, mentions, self.workspace, self._read_current)
         notices = [mention.problem for mention in mentions if mention.problem]
+        notices += context.notes if context is not None else []
         if left_out := left_out_notice(labels):
             notices.append(left_out)
         records = self._records

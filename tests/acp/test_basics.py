@@ -86,8 +86,8 @@ async def test_resources_links_and_slash_commands(
         )
         sent = fake_openai.chat_requests()[-1]["messages"][-1]["content"]
         assert "review this" in sent
-        assert f"Attached {workspace}/app.py:\n```\nprint('unsaved')\n" in sent
-        assert f"Referenced file: {workspace}/README.md" in sent
+        assert "Attached app.py:\n```python\n     1\tprint('unsaved')\n" in sent
+        assert "Attachment file://" in sent and "README.md was not attached: no such file" in sent
 
         await conn.prompt(session_id=sid, prompt=[text_block("and again")])
         requests_before = len(fake_openai.chat_requests())
