@@ -58,7 +58,7 @@ from invincat_server.acp.permissions import (
     options_for,
     reply_decision,
 )
-from invincat_server.acp.prompt import read_prompt
+from invincat_server.acp.prompt import find_command, read_prompt
 from invincat_server.acp.transport import StdioTransport
 from invincat_server.runtime.errors import SessionError
 from invincat_server.runtime.events import (
@@ -223,9 +223,7 @@ class InvincatAgent:
                 "wait for it or cancel it (session/cancel) first."
             )
         mode = acp_session.mode
-        text = blocks.text
-        command, _space, rest = text.strip().partition(" ")
-        command = command.removeprefix("/") if command.startswith("/") else ""
+        command, rest = find_command(blocks, COMMANDS)
         if command == "offload":
             return await self._offload(acp_session)
         if command == "memory":
@@ -234,7 +232,8 @@ class InvincatAgent:
             answer = rules.rules_text(acp_session.runtime.policy, acp_session.deny_rules, rest)
             return await self._say(acp_session, answer)
         if command == "plan":
-            text, mode = rest, "plan"
+            mode = "plan"
+        text = blocks.text
         if not text.strip():
             raise rpc_error("The prompt is empty; type what you want done.", -32602)
         runtime = acp_session.runtime

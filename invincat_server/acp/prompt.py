@@ -13,6 +13,8 @@ sends them anyway, they are named in a note, not silently dropped.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,3 +63,20 @@ def read_prompt(blocks: list[Any], workspace: Workspace) -> Prompt:
             kind = getattr(block, "type", type(block).__name__)
             add_note(context, f"({kind})", f"attachments of type {kind} are not supported.")
     return prompt
+
+
+_COMMAND = re.compile(r"\s*/([A-Za-z][\w-]*)(?:\s+|$)")
+
+
+def find_command(prompt: Prompt, commands: Container[str]) -> tuple[str | None, str]:
+    """The first known command starting any text block (a client may put its own text, a
+    buffer's name or a context note, in a block before the one the user typed), and the
+    rest of that block. The command is taken out of `prompt.texts`: what remains is the
+    command's input (`/plan TASK` plans the TASK with the other blocks)."""
+    for index, block in enumerate(prompt.texts):
+        match = _COMMAND.match(block)
+        if match is not None and match.group(1) in commands:
+            rest = block[match.end() :]
+            prompt.texts[index] = rest
+            return match.group(1), rest.strip()
+    return None, ""
