@@ -84,6 +84,10 @@ COMMANDS = {
     "memory": ("List what Invincat remembers about you and this project", None),
     "rules": (rules.DESCRIPTION, rules.HINT),
 }
+DROPPED_PLAN = (
+    "The user switched back to agent mode instead of refining the plan: the plan is dropped; "
+    "do not carry it out."
+)
 STOP_REASONS: dict[str, StopReason] = {"completed": "end_turn", "cancelled": "cancelled"}
 SERVER_ERROR = -32000
 
@@ -210,7 +214,26 @@ class InvincatAgent:
             session_id=session_id,
             update=CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id),
         )
+        waiting = acp_session.awaiting_reply
+        if mode_id == "agent" and waiting is not None and waiting.kind == "plan":
+            await self._drop_refinement(acp_session, waiting)
         return SetSessionModeResponse()
+
+    async def _drop_refinement(self, acp_session: AcpSession, request: ApprovalRequested) -> None:
+        """Back to agent mode while a plan waits for Refine feedback: the user left planning,
+        so the plan is rejected and its turn ends; the next prompt is an ordinary one."""
+        acp_session.awaiting_reply = None
+        decision = {"type": "reject", "message": DROPPED_PLAN}
+        result = await acp_session.runtime.resolve(request.approval_id, decision)
+        if not result.resolved:
+            log.info("plan %s not dropped: %s", request.approval_id, result.reason)
+        if acp_session.pump is not None:
+            # Answer once the plan's turn is over, so the next prompt finds the session idle.
+            await asyncio.wait({acp_session.pump})
+        await self._client.session_update(
+            session_id=acp_session.session_id,
+            update=updates.agent_text("\n\nThe plan is dropped: back in agent mode.\n"),
+        )
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
         acp_session = self._require(session_id)

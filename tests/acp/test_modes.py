@@ -152,3 +152,34 @@ async def test_ask_user_choices_and_a_free_text_answer(
     ]
     assert "blue" in tool_messages[0] and "Ada" in tool_messages[1]
     assert agent.client.text().endswith("Thanks.")
+
+
+async def test_switching_back_to_agent_mode_ends_a_plan_waiting_for_refine_feedback(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            _call("write_todos", todos=PLAN),
+            _call("approve_plan", todos=PLAN),
+            {"match": {"any_message_contains": "switched back to agent mode"}, "content": "OK."},
+            {"match": {"last_user_contains": "what time is it"}, "content": "Noon."},
+        ]
+    )
+    await agent.conn.set_session_mode(session_id=agent.session_id, mode_id="plan")
+    await agent.client.answers.put("refine")
+    first = await agent.conn.prompt(
+        session_id=agent.session_id, prompt=[text_block("add a greeting file")]
+    )
+    assert first.stop_reason == "end_turn"  # the plan waits for the feedback
+    await agent.conn.set_session_mode(session_id=agent.session_id, mode_id="agent")
+    assert "The plan is dropped" in agent.client.text()
+
+    second = await agent.conn.prompt(
+        session_id=agent.session_id, prompt=[text_block("what time is it?")]
+    )
+    assert second.stop_reason == "end_turn"
+    assert agent.client.text().endswith("Noon.")  # an ordinary prompt, not plan feedback
+    last = fake_openai.chat_requests()[-1]["messages"]
+    assert last[-1] == {"role": "user", "content": "what time is it?"}
+    assert len(agent.client.permission_requests) == 1  # no revised plan asked
+    assert not (workspace / "hello.txt").exists()
