@@ -8,6 +8,10 @@
   calls the same rule would cover without asking (the runtime has no persisted deny rules;
   the label says "for the rest of this session").
 
+A plan is offered approve (`allow_once`), refine (`reject_once`: not this version, the next
+prompt says what to change) and reject (`reject_always`: no plan at all), so each kind
+appears once and a client that shows only the kind still shows three different choices.
+
 A cancelled request (the client's `cancelled` outcome, `session/cancel`, or no answer) is a
 rejection, never an approval.
 """
@@ -71,12 +75,15 @@ def options_for(request: ApprovalRequested) -> list[PermissionOption]:
     if request.kind == "plan":
         return [
             PermissionOption(option_id=ALLOW_ONCE, name="Approve the plan", kind="allow_once"),
+            # Kinds differ so a client that labels options by kind alone still tells them
+            # apart: Refine rejects this version once (a revised plan is asked next),
+            # Reject drops the plan for good (no rule is remembered for plans).
             PermissionOption(
                 option_id=REFINE,
                 name="Refine: send what to change as your next message",
                 kind="reject_once",
             ),
-            PermissionOption(option_id=REJECT_ONCE, name="Reject the plan", kind="reject_once"),
+            PermissionOption(option_id=REJECT_ALWAYS, name="Reject the plan", kind="reject_always"),
         ]
     if request.kind == "question":
         questions = request.questions or []

@@ -54,7 +54,10 @@ async def test_plan_mode_asks_for_the_plan_then_executes_it(
     assert (workspace / "hello.txt").read_text() == "hello\n"
 
     plan_request, write_request = agent.client.permission_requests
-    assert [o.option_id for o in plan_request["options"]] == ["allow_once", "refine", "reject_once"]
+    options = plan_request["options"]
+    assert [o.option_id for o in options] == ["allow_once", "refine", "reject_always"]
+    # A client that labels options by kind alone still shows three different choices.
+    assert [o.kind for o in options] == ["allow_once", "reject_once", "reject_always"]
     assert "Create hello.txt" in plan_request["tool_call"].content[0].content.text
     assert write_request["tool_call"].title == "Write hello.txt"
 
@@ -106,13 +109,17 @@ async def test_rejecting_the_plan_changes_nothing(
     fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
 ) -> None:
     fake_openai.add_steps([_call("write_todos", todos=PLAN), _call("approve_plan", todos=PLAN)])
-    await agent.client.answers.put("reject_once")
+    await agent.client.answers.put("reject_always")
     answer = await agent.conn.prompt(
         session_id=agent.session_id, prompt=[text_block("/plan add a greeting file")]
     )
     assert answer.stop_reason == "end_turn"
     assert not (workspace / "hello.txt").exists()
     assert len(agent.client.permission_requests) == 1
+    assert "What should change" not in agent.client.text()  # rejected, not refining
+    # Rejecting a plan remembers no rule for the session.
+    await agent.conn.prompt(session_id=agent.session_id, prompt=[text_block("/rules")])
+    assert "deny" not in agent.client.text()
 
 
 async def test_unknown_mode_is_refused(agent: Agent) -> None:
