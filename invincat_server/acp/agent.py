@@ -29,16 +29,17 @@ from acp.schema import (
     AvailableCommand,
     AvailableCommandInput,
     AvailableCommandsUpdate,
-    CurrentModeUpdate,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
-    SessionMode,
-    SessionModeState,
+    SessionCapabilities,
+    SessionListCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     StopReason,
     ToolCallUpdate,
@@ -49,7 +50,15 @@ from acp.schema import (
 from invincat_server import __version__
 from invincat_server.acp import rules, updates
 from invincat_server.acp.documents import ClientDocuments
+from invincat_server.acp.listing import list_sessions
 from invincat_server.acp.mcp import client_servers
+from invincat_server.acp.modes import (
+    checked_mode,
+    checked_option,
+    config_options,
+    mode_state,
+    mode_updates,
+)
 from invincat_server.acp.permissions import (
     REFINE,
     REPLY,
@@ -74,10 +83,6 @@ from invincat_server.runtime.tool_traits import WRITES_FILES
 
 log = logging.getLogger("invincat.acp")
 
-MODES = {
-    "agent": "Agent: works on the task, asking before it writes, runs or fetches anything.",
-    "plan": "Plan: a read-only planner proposes a todo list for you to approve first.",
-}
 COMMANDS = {
     "plan": ("Plan first: a read-only planner proposes a plan to approve", "what to plan"),
     "offload": ("Move all but the latest turn out of the model's context into a file", None),
@@ -154,6 +159,7 @@ class InvincatAgent:
                 ),
                 # stdio is baseline; streamable HTTP too; the legacy SSE transport is not.
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="invincat", title="Invincat", version=__version__),
             auth_methods=[],
@@ -175,7 +181,11 @@ class InvincatAgent:
         session_id = "t_" + uuid.uuid4().hex[:12]
         acp_session = await self._open(session_id, cwd, mcp_servers)
         self._later(self._announce(acp_session))
-        return NewSessionResponse(session_id=session_id, modes=self._modes(acp_session))
+        return NewSessionResponse(
+            session_id=session_id,
+            modes=mode_state(acp_session.mode),
+            config_options=config_options(acp_session.mode),
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any
@@ -201,23 +211,36 @@ class InvincatAgent:
             await self._client.session_update(session_id=session_id, update=update)
         self._later(self._announce(acp_session))
         self._later(self._ask_pending(acp_session))
-        return LoadSessionResponse(modes=self._modes(acp_session))
+        return LoadSessionResponse(
+            modes=mode_state(acp_session.mode), config_options=config_options(acp_session.mode)
+        )
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **_: Any
     ) -> SetSessionModeResponse:
-        acp_session = self._require(session_id)
-        if mode_id not in MODES:
-            raise rpc_error(f"Unknown mode {mode_id!r}; use one of: agent, plan.", -32602)
-        acp_session.mode = mode_id
-        await self._client.session_update(
-            session_id=session_id,
-            update=CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id),
-        )
-        waiting = acp_session.awaiting_reply
-        if mode_id == "agent" and waiting is not None and waiting.kind == "plan":
-            await self._drop_refinement(acp_session, waiting)
+        await self._set_mode(self._require(session_id), checked_mode(mode_id))
         return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **_: Any
+    ) -> SetSessionConfigOptionResponse:
+        acp_session = self._require(session_id)
+        checked_option(config_id)
+        await self._set_mode(acp_session, checked_mode(value))
+        return SetSessionConfigOptionResponse(config_options=config_options(acp_session.mode))
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **_: Any
+    ) -> ListSessionsResponse:
+        return await list_sessions(cwd, cursor)
+
+    async def _set_mode(self, acp_session: AcpSession, mode: str) -> None:
+        acp_session.mode = mode
+        for update in mode_updates(mode):
+            await self._client.session_update(session_id=acp_session.session_id, update=update)
+        waiting = acp_session.awaiting_reply
+        if mode == "agent" and waiting is not None and waiting.kind == "plan":
+            await self._drop_refinement(acp_session, waiting)
 
     async def _drop_refinement(self, acp_session: AcpSession, request: ApprovalRequested) -> None:
         """Back to agent mode while a plan waits for Refine feedback: the user left planning,
@@ -578,15 +601,6 @@ class InvincatAgent:
                 -32602,
             )
         return acp_session
-
-    def _modes(self, acp_session: AcpSession) -> SessionModeState:
-        return SessionModeState(
-            current_mode_id=acp_session.mode,
-            available_modes=[
-                SessionMode(id=mode, name=mode.capitalize(), description=description)
-                for mode, description in MODES.items()
-            ],
-        )
 
     async def _announce(self, acp_session: AcpSession) -> None:
         commands = [
