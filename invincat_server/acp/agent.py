@@ -120,6 +120,8 @@ class AcpSession:
     """Set when the user chose to reply in text: the prompt answers, the turn waits."""
     awaiting_reply: ApprovalRequested | None = None
     """The plan (refine) or question (answer) waiting for the text the next prompt carries."""
+    open_calls: list[str] = field(default_factory=list)
+    """Tool calls of the running turn shown to the client and not finished yet."""
     approval_calls: dict[str, str] = field(default_factory=dict)
     """approval id → the tool call it is about (marked in progress once approved)."""
 
@@ -207,7 +209,9 @@ class InvincatAgent:
             ) from None
         acp_session.has_thread = True
         root = acp_session.runtime.workspace.root
-        for update in updates.history_updates(history, root):
+        waiting = await acp_session.runtime.pending_approvals(session_id)
+        pending = {r.tool_call_id for r in waiting if r.tool_call_id}
+        for update in updates.history_updates(history, root, pending):
             await self._client.session_update(session_id=session_id, update=update)
         self._later(self._announce(acp_session))
         self._later(self._ask_pending(acp_session))
@@ -350,7 +354,18 @@ class InvincatAgent:
             for task in list(acp_session.asks.values()):
                 task.cancel()
             acp_session.awaiting_reply = None  # the turn is over: nothing waits for a reply
+            await self._close_open_calls(acp_session)
         return str(turn.status or "failed")
+
+    async def _close_open_calls(self, acp_session: AcpSession) -> None:
+        """The turn ended with calls that never ran (cancelled at their permission
+        prompt): show them `failed`, as session/load replays them, not pending forever."""
+        calls, acp_session.open_calls = acp_session.open_calls, []
+        for call_id in calls:
+            with contextlib.suppress(ConnectionError, BrokenPipeError):
+                await self._client.session_update(
+                    session_id=acp_session.session_id, update=updates.cancelled_call(call_id)
+                )
 
     async def _send_event(self, acp_session: AcpSession, event: Any) -> None:
         update: Any = None
@@ -358,6 +373,7 @@ class InvincatAgent:
         if isinstance(event, MessageDelta):
             update = updates.agent_text(event.text)
         elif isinstance(event, ToolCall) and event.depth == 0:
+            acp_session.open_calls.append(event.id)
             update = updates.tool_call_start(
                 event.id,
                 event.name,
@@ -366,6 +382,8 @@ class InvincatAgent:
                 content=self._diff(acp_session, event.name, event.args),
             )
         elif isinstance(event, ToolResult) and event.depth == 0:
+            if event.id in acp_session.open_calls:
+                acp_session.open_calls.remove(event.id)
             update = updates.tool_call_result(event.id, event.status, event.content)
         elif isinstance(event, ApprovalRequested):
             self._start_ask(acp_session, event)

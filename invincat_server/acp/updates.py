@@ -159,9 +159,24 @@ def plan_update(items: list[dict[str, Any]]) -> AgentPlanUpdate:
     return AgentPlanUpdate(session_update="plan", entries=entries)
 
 
-def history_updates(messages: list[dict[str, Any]], root: Path) -> list[Any]:
-    """A saved thread as the updates a client replays after `session/load`."""
+CANCELLED_TEXT = "Cancelled before it ran."
+
+
+def cancelled_call(call_id: str) -> ToolCallProgress:
+    """A call whose turn ended before it ran (cancelled at its permission prompt): the
+    schema has no `cancelled` status, and `failed` is what it was (it did not run)."""
+    return tool_call_progress(call_id, status="failed", content=[text_content(CANCELLED_TEXT)])
+
+
+def history_updates(
+    messages: list[dict[str, Any]], root: Path, pending: set[str] | frozenset[str] = frozenset()
+) -> list[Any]:
+    """A saved thread as the updates a client replays after `session/load`, each tool call
+    ending with the status the live session showed: its result's (`rejected` → failed),
+    `pending` while its approval still waits (`pending`: the ids, asked again after the
+    load), else `failed` as when it was cancelled before it ran."""
     updates: list[Any] = []
+    unanswered: list[str] = []
     for message in messages:
         role = message.get("role")
         content = str(message.get("content") or "")
@@ -172,10 +187,13 @@ def history_updates(messages: list[dict[str, Any]], root: Path) -> list[Any]:
                 updates.append(agent_text(content))
             for call in message.get("tool_calls") or []:
                 args = call.get("args") if isinstance(call.get("args"), dict) else {}
-                updates.append(
-                    tool_call_start(call["id"], call["name"], args, root, status="in_progress")
-                )
+                status: ToolCallStatus = "pending" if call["id"] in pending else "in_progress"
+                updates.append(tool_call_start(call["id"], call["name"], args, root, status=status))
+                unanswered.append(call["id"])
         elif role == "tool" and message.get("tool_call_id"):
-            status = "error" if message.get("status") == "error" else "success"
-            updates.append(tool_call_result(message["tool_call_id"], status, content))
+            call_id = message["tool_call_id"]
+            updates.append(tool_call_result(call_id, str(message.get("status")), content))
+            if call_id in unanswered:
+                unanswered.remove(call_id)
+    updates += [cancelled_call(call_id) for call_id in unanswered if call_id not in pending]
     return updates

@@ -59,6 +59,8 @@ async def test_restart_and_load_asks_the_pending_permission_again(
         assert second.text() == "Sure."
         [call] = second.of_kind("tool_call")
         assert call.kind == "edit" and call.title == "Write n.txt"
+        assert call.status == "pending"  # its permission is asked again, not shown cancelled
+        assert not second.of_kind("tool_call_update")
 
         await second.wait_for(lambda: second.permission_requests)
         [asked] = second.permission_requests
