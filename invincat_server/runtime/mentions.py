@@ -46,7 +46,7 @@ FENCE_LANGUAGES = {
 _MENTION = re.compile(r"""(?:^|(?<=[\s(\[{'"`]))@(?:"([^"\n]+)"|([^\s"'`()\[\]{}<>,;]+))""")
 _TRAILING = ".,;:!?"
 _EXTENSION = re.compile(r"\.([A-Za-z0-9_+-]{1,10})$")
-# Code pasted into a prompt (ACP embeds attached files as fenced blocks) is not a mention.
+# Code pasted into a prompt (a fenced block) is not a mention.
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 
 
