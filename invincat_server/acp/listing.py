@@ -26,6 +26,17 @@ def _offset(cursor: str | None) -> int:
     return int(cursor)
 
 
+def _is_folder(cwd: str) -> bool:
+    """An absolute path to a directory (a NUL byte or a name too long for the system is
+    not: `is_dir` raises on those instead of answering)."""
+    if "\x00" in cwd or not Path(cwd).is_absolute():
+        return False
+    try:
+        return Path(cwd).is_dir()
+    except OSError:
+        return False
+
+
 async def list_sessions(cwd: str | None, cursor: str | None) -> ListSessionsResponse:
     from invincat_server.runtime.config import ConfigError, find_project_root, load_settings
     from invincat_server.runtime.policy.workspace import Workspace
@@ -34,7 +45,7 @@ async def list_sessions(cwd: str | None, cursor: str | None) -> ListSessionsResp
     start = _offset(cursor)
     workspace: str | None = None
     if cwd is not None:
-        if "\x00" in cwd or not Path(cwd).is_absolute() or not Path(cwd).is_dir():
+        if not _is_folder(cwd):
             raise RequestError(
                 INVALID_PARAMS, f"cwd must be an absolute path to a directory, got {cwd!r:.200}."
             )

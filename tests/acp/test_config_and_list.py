@@ -140,9 +140,12 @@ async def test_session_list_pages_and_refuses_a_cursor_it_did_not_make(
         with pytest.raises(RequestError) as caught:
             await agent.conn.list_sessions(cwd=str(workspace), cursor=bad)
         assert caught.value.code == -32602 and "cursor" in str(caught.value)
-    with pytest.raises(RequestError) as caught:
-        await agent.conn.list_sessions(cwd="relative/dir")
-    assert caught.value.code == -32602
+    for bad_cwd in ("relative/dir", "/tmp/a\x00b", "/" + "x" * 100_000, str(workspace / "nope")):
+        with pytest.raises(RequestError) as caught:
+            await agent.conn.list_sessions(cwd=bad_cwd)
+        assert caught.value.code == -32602 and "cwd must be" in str(caught.value)
+        assert len(str(caught.value)) < 2_000
+    assert len((await agent.conn.list_sessions(cwd=str(workspace))).sessions) == 50  # still up
 
 
 async def test_initialize_advertises_session_list(agent: Agent) -> None:
