@@ -109,3 +109,35 @@ async def test_a_protected_file_is_not_attached(
     )
     sent = _sent(fake_openai)
     assert "PROTECTED-MEMORY" not in sent and "protected memory data" in sent
+
+
+async def test_a_malformed_block_is_a_clear_error_and_the_session_stays_usable(
+    agent: Agent, fake_openai: FakeOpenAIServer
+) -> None:
+    import json
+
+    fake_openai.add_steps([{"content": "still here"}])
+    bad_blocks = [
+        {"type": "resource_link"},
+        {"type": "resource_link", "uri": None, "name": "x"},
+        {"type": "resource", "resource": {"uri": 5, "text": "x"}},
+        {"type": "text", "text": 5},
+    ]
+    for index, block in enumerate(bad_blocks):
+        message = {
+            "jsonrpc": "2.0",
+            "id": f"bad-{index}",
+            "method": "session/prompt",
+            "params": {"sessionId": agent.session_id, "prompt": [text_block("hi"), block]},
+        }
+        agent.process.stdin.write(json.dumps(message, default=str).encode() + b"\n")
+    await agent.process.stdin.drain()
+
+    def errors() -> list[dict]:
+        return [m["error"] for m in agent.client.incoming if str(m.get("id")).startswith("bad-")]
+
+    await agent.client.wait_for(lambda: len(errors()) == len(bad_blocks))
+    assert {error["code"] for error in errors()} == {-32602}
+    assert fake_openai.chat_requests() == []  # nothing ran
+    answer = await agent.conn.prompt(session_id=agent.session_id, prompt=[text_block("hi")])
+    assert answer.stop_reason == "end_turn" and agent.client.text() == "still here"
