@@ -29,6 +29,7 @@ from invincat_server.runtime.editor_context import (
 from invincat_server.runtime.errors import SessionError, UnknownThreadError
 from invincat_server.runtime.events import ApprovalRequested, Error
 from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.project.limits import prompt_problem
 from invincat_server.runtime.records import Records, ThreadInfo
 from invincat_server.runtime.tools.documents import (
     DiskOnly,
@@ -36,6 +37,7 @@ from invincat_server.runtime.tools.documents import (
     FileContentError,
     load_text,
 )
+from invincat_server.runtime.tools.turn_documents import TurnDocuments
 from invincat_server.runtime.turn import Turn, TurnStatus
 from invincat_server.runtime.turn_runner import EventListener, TurnRunner
 
@@ -69,7 +71,9 @@ class Session:
         (runtime/project_data.py); otherwise the session creates its own."""
         self.settings = settings
         self.workspace = workspace
-        self.documents = documents or DiskOnly()
+        # Tools read and write through the running turn's source (`start_turn(...,
+        # documents=)`), else through this one: runtime/tools/turn_documents.py.
+        self.documents = TurnDocuments(documents or DiskOnly())
         self.policy = ApprovalPolicy(
             workspace.root, WorkspaceRuleStore(settings.approvals_file), auto_approve=auto_approve
         )
@@ -133,8 +137,12 @@ class Session:
         self._runner.notify(message)
 
     def add_listener(self, listener: EventListener) -> None:
-        """Receive every event of every turn (the language server forwards them)."""
+        """Receive every event of every turn (the language server forwards them). A
+        listener that raises is logged; the others still get the event."""
         self._runner.add_listener(listener)
+
+    def remove_listener(self, listener: EventListener) -> None:
+        self._runner.remove_listener(listener)
 
     # public API --------------------------------------------------------------
     async def start_turn(
@@ -143,8 +151,13 @@ class Session:
         thread_id: str | None = None,
         mode: str = "agent",
         context: EditorContext | None = None,
+        documents: DocumentSource | None = None,
     ) -> Turn:
         """Start a turn and return at once; iterate `turn.events()` to follow it.
+
+        `documents`: where this thread's turns (this one and any resumed after an
+        approval) read buffers and write files; None: the Session's own source. ACP passes
+        the client of the ACP session that sent the prompt, so one Session serves them all.
 
         `context` (what the editor shows) and the `@path` mentions in `prompt` become one
         `<editor_context>` block appended to the user message (runtime/editor_context.py).
@@ -157,8 +170,13 @@ class Session:
             raise SessionError(f"Unknown mode {mode!r}; use 'agent' or 'plan'.")
         if not prompt.strip():
             raise SessionError("The prompt is empty; type what you want done.")
+        if problem := prompt_problem(prompt):
+            raise SessionError(problem)
+        source = documents or self.documents.default
         mentions = find_mentions(prompt, self.workspace)
-        block, labels = build_context_block(context, mentions, self.workspace, self._read_current)
+        block, labels = build_context_block(
+            context, mentions, self.workspace, lambda path: self._read_current(path, source)
+        )
         notices = [mention.problem for mention in mentions if mention.problem]
         notices += context.notes if context is not None else []
         if left_out := left_out_notice(labels):
@@ -172,6 +190,7 @@ class Session:
                 "or omit the thread id to start a new one."
             )
         self._runner.ensure_idle(thread_id)
+        self._runner.bind_documents(thread_id, documents)
         # The title is made (redacted, then cut) by touch_thread: runtime/titles.py.
         await records.touch_thread(thread_id, prompt, str(self.workspace.root))
         # A new prompt abandons approvals still pending on this thread.
@@ -198,11 +217,11 @@ class Session:
 
         return self._runner.launch(thread_id, body)
 
-    def _read_current(self, path: Path) -> str | None:
+    def _read_current(self, path: Path, documents: DocumentSource) -> str | None:
         """Buffer text if the editor has the file open, else the disk text (a file too big
         to attach is refused before it is read: this runs before the turn starts)."""
         shown = self.workspace.relative(path)
-        buffer = self.documents.read_text(path)  # one read: ACP asks the client for it
+        buffer = documents.read_text(path)  # one read: ACP asks the client for it
         if buffer is not None:
             return buffer
         try:

@@ -19,6 +19,8 @@ from invincat_server.runtime.config import Settings
 from invincat_server.runtime.errors import SessionError, ThreadBusyError, describe_error
 from invincat_server.runtime.events import ContextUsage, Event
 from invincat_server.runtime.events import Error as ErrorEvent
+from invincat_server.runtime.tools.documents import DocumentSource
+from invincat_server.runtime.tools.turn_documents import context_with
 from invincat_server.runtime.turn import Turn, TurnStatus
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ class TurnRunner:
         self.turns: dict[str, Turn] = {}
         self._busy_threads: dict[str, Turn] = {}
         self._listeners: list[EventListener] = []
+        self._documents: dict[str, DocumentSource] = {}
+        """thread id → the document source its turns use (runtime/tools/turn_documents.py)."""
         self._notices: list[str] = []
         # Checkpoint pruning runs shielded (see _compact_thread): close() waits for it, so
         # the database is never closed under a DELETE, even when the follow-up that
@@ -70,6 +74,18 @@ class TurnRunner:
     def add_listener(self, listener: EventListener) -> None:
         self._listeners.append(listener)
 
+    def remove_listener(self, listener: EventListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def bind_documents(self, thread_id: str, documents: DocumentSource | None) -> None:
+        """The document source every later turn of `thread_id` (new, resumed, reopened)
+        reads and writes through; None: the Session's own."""
+        if documents is None:
+            self._documents.pop(thread_id, None)
+        else:
+            self._documents[thread_id] = documents
+
     def notify(self, message: str) -> None:
         running = [t for t in self.turns.values() if not t.done]
         if not running:
@@ -98,7 +114,11 @@ class TurnRunner:
         turn = Turn(self, thread_id, "turn_" + uuid.uuid4().hex[:12])
         self.turns[turn.turn_id] = turn
         self._busy_threads[thread_id] = turn
-        turn.task = asyncio.create_task(turn.run(body), name=f"invincat-{turn.turn_id}")
+        turn.task = asyncio.create_task(
+            turn.run(body),
+            name=f"invincat-{turn.turn_id}",
+            context=context_with(self._documents.get(thread_id)),
+        )
         return turn
 
     async def resume(self, resume: Resume) -> Turn:
