@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from invincat_server.lsp.projects import Projects
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.config import Settings
+    from invincat_server.runtime.project import Project, TurnEvent
     from invincat_server.runtime.project_data import ProjectData
     from invincat_server.runtime.session import Session
-    from invincat_server.runtime.turn import Turn
 
 log = logging.getLogger("invincat.lsp.host")
 
@@ -152,14 +152,11 @@ def _build_model(settings: Settings) -> Any:
         return build_chat_model(settings)
 
 
-def _load_project(root: Path) -> ProjectData:
-    """Settings and the project's data (step 2; a worker thread). Raises ConfigError for a
-    broken config file."""
-    from invincat_server.runtime.config import load_settings
-    from invincat_server.runtime.project_data import ProjectData
-
+def _load_project(projects: Projects, root: Path) -> Project:
+    """Settings and the core Project (its data readable at once: step 2; a worker
+    thread). Raises ConfigError for a broken config file."""
     _import(_LIGHT)
-    return ProjectData(load_settings(), root)
+    return projects.core.open(root)
 
 
 def _ms(seconds: float) -> float:
@@ -180,6 +177,8 @@ class SessionHost:
         self.session: Session | None = None
         self.project: ProjectData | None = None
         """The project's data without the agent stack; set in step 2 of the start-up."""
+        self.core: Project | None = None
+        """The core Project (runtime/project/) this host adapts to the protocol."""
         self.state: str = "starting"
         self.timings: StatusTimings = {
             "initializeMs": projects.initialize_ms,
@@ -257,11 +256,12 @@ class SessionHost:
                 await self._opening
         if self._project_ready is not None:
             self._project_ready.set()  # waiters get "not available", not a hang
-        session, self.session = self.session, None
-        if session is not None:
+        self.session = None
+        core, self.core = self.core, None
+        if core is not None:
             # An editor waits for shutdown: give background memory work a few seconds,
             # not the CLI's minute (an interrupted extraction is retried next turn).
-            await session.close(followup_timeout=5.0)
+            await self._projects.core.release(core, followup_timeout=5.0)
         self._muted = True
 
     async def _open(self) -> None:
@@ -272,13 +272,12 @@ class SessionHost:
             self._set_state("failed")
             self._projects.tell_user(self.error or "Invincat could not start.", error=True)
             return
-        session.add_listener(self._on_event)
+        assert self.core is not None
+        for listener in self._listeners():
+            self.core.events.add(listener)
         self.session = session
-        from invincat_server.runtime.policy.broad_root import broad_root_warning
-
-        warning = broad_root_warning(session.workspace.root, session.settings.home)
-        if warning:
-            self._ls.tell_user(warning)  # window/showMessage, Warning: editors show it
+        for notice in await asyncio.to_thread(self.core.notices):
+            self._ls.tell_user(notice)  # window/showMessage, Warning: editors show it
         self._ls.memory_sync.start(session.memory, self.root)
         log.info("session open on %s", self.root)
         began = self._began or time.perf_counter()
@@ -286,56 +285,46 @@ class SessionHost:
         self._set_state("ready")
         await self._restore_pending(session)
 
-    async def _load_project(self) -> ProjectData | None:
+    async def _load_project(self) -> Project | None:
         from invincat_server.runtime.config import ConfigError
 
+        project: Project | None = None
         try:
-            project = await asyncio.to_thread(_load_project, self.root)
+            project = await asyncio.to_thread(_load_project, self._projects, self.root)
         except ConfigError as exc:
             self.error = str(exc)
-            project = None
         except Exception as exc:
             log.exception("reading the settings failed")
             self.error = f"Invincat could not start: {type(exc).__name__}: {exc}"
+        if project is not None and self._closing:
+            await self._projects.core.release(project)  # closed while it was opening
             project = None
         if project is not None:
-            self.project, self.settings = project, project.settings
+            self.core, self.project, self.settings = project, project.data, project.settings
             log.info("project data open on %s", project.root)
         assert self._project_ready is not None
         self._project_ready.set()
         return project
 
-    async def _create(self, project: ProjectData) -> Session | None:
+    async def _create(self, project: Project) -> Session | None:
         from invincat_server.runtime.config import ConfigError
 
-        session: Session | None = None
         try:
             seconds = await self._projects.load_stack()  # once per process
             self.timings["stackImportMs"] = _ms(seconds)
             if self._closing:
                 return None
             model = await asyncio.to_thread(_build_model, project.settings)
-            from invincat_server.runtime.policy.workspace import Workspace
-            from invincat_server.runtime.session import Session
+            from invincat_server.runtime.project import SessionOptions
 
-            # One MemoryService per project: the memory views may already be using it.
-            memory = await asyncio.to_thread(project.memory)
-            session = Session(
-                project.settings,
-                Workspace(project.root),
-                documents=self._ls.documents,
-                model=model,
-                memory=memory,
-            )
-            return await session.open()
+            # The Project's one Session, on the MemoryService the memory views use.
+            options = SessionOptions(documents=self._ls.documents, model=model)
+            return await project.session(options)
         except ConfigError as exc:
             self.error = str(exc)
         except Exception as exc:
             log.exception("opening the session failed")
             self.error = f"Invincat could not start: {type(exc).__name__}: {exc}"
-        if session is not None:  # half open (stores connected): release what it holds
-            with contextlib.suppress(Exception):
-                await session.close()
         return None
 
     def _set_state(self, state: str) -> None:
@@ -352,25 +341,50 @@ class SessionHost:
         except Exception:
             log.exception("restoring pending approvals failed")
 
-    def _on_event(self, turn: Turn, event: Any) -> None:
-        if self._muted or event.type == "tool_output":
-            return  # live `execute` output is not (yet) part of the editor protocol
-        data = event.to_json_dict()
-        self._ls.protocol.notify_json(
-            EVENT, {"threadId": turn.thread_id, "turnId": turn.turn_id, "event": data}
-        )
-        self._ls.turn_progress.on_event(turn.turn_id, event)
-        kind = data["type"]
+    # events: one listener per component, fanned out by the core (a failing one is
+    # logged and the others still hear: runtime/project/listeners.py)
+    def _listeners(self) -> list[Callable[[TurnEvent], None]]:
+        return [self._forward, self._progress, self._proposals, self._deliveries, self._memory]
+
+    def _live(self, item: TurnEvent) -> bool:
+        # Live `execute` output is not (yet) part of the editor protocol.
+        return not self._muted and item.event.type != "tool_output"
+
+    def _forward(self, item: TurnEvent) -> None:
+        if self._live(item):
+            turn, data = item.turn, item.event.to_json_dict()
+            self._ls.protocol.notify_json(
+                EVENT, {"threadId": turn.thread_id, "turnId": turn.turn_id, "event": data}
+            )
+
+    def _progress(self, item: TurnEvent) -> None:
+        if self._live(item):
+            self._ls.turn_progress.on_event(item.turn.turn_id, item.event)
+
+    def _proposals(self, item: TurnEvent) -> None:
+        if not self._live(item):
+            return
+        event, kind = item.event, item.event.type
         if kind == "approval_requested":
+            data = event.to_json_dict()
             self._projects.approval_seen(data["approval_id"], self)
-            self._ls.proposals.add(data, turn.turn_id, root=self.root)
+            self._ls.proposals.add(data, item.turn.turn_id, root=self.root)
         elif kind == "approval_resolved":
-            self._ls.proposals.remove(data["approval_id"])
-        elif kind == "tool_result":
-            self._ls.documents.deliveries.tool_finished(data["id"])
+            self._ls.proposals.remove(getattr(event, "approval_id", ""))
         elif kind == "turn_end":
-            self._ls.proposals.remove_where(turn_id=turn.turn_id)
-            self._ls.documents.deliveries.turn_ended(turn.turn_id)
-        elif kind == "memory_changed":
+            self._ls.proposals.remove_where(turn_id=item.turn.turn_id)
+
+    def _deliveries(self, item: TurnEvent) -> None:
+        if not self._live(item):
+            return
+        if item.event.type == "tool_result":
+            self._ls.documents.deliveries.tool_finished(getattr(item.event, "id", ""))
+        elif item.event.type == "turn_end":
+            self._ls.documents.deliveries.turn_ended(item.turn.turn_id)
+
+    def _memory(self, item: TurnEvent) -> None:
+        if self._live(item) and item.event.type == "memory_changed":
             # Background memory work after turn_end: editors refresh their memory views.
-            self._ls.memory_sync.changed(data["scope"], [data["batch_id"]], self.root)
+            event = item.event
+            scope, batch = getattr(event, "scope", ""), getattr(event, "batch_id", None)
+            self._ls.memory_sync.changed(scope, [batch], self.root)

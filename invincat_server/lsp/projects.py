@@ -28,6 +28,7 @@ from invincat_server.lsp.protocol import STATUS_CHANGED, ErrorCode, StatusResult
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
+    from invincat_server.runtime.project import Projects as CoreProjects
     from invincat_server.runtime.records import ThreadInfo
 
 log = logging.getLogger("invincat.lsp.projects")
@@ -93,6 +94,19 @@ class Projects:
         self._last_status: dict[str, Any] | None = None
         self._closing = False
         self._close_task: asyncio.Future[None] | None = None
+        self._core: CoreProjects | None = None
+        self._core_lock = threading.Lock()  # hosts open their projects in worker threads
+
+    @property
+    def core(self) -> CoreProjects:
+        """The core's registry (runtime/project/): one Project per root in the process.
+        Made on first use: `initialize` must not import it."""
+        with self._core_lock:
+            if self._core is None:
+                from invincat_server.runtime.project import Projects as CoreProjects
+
+                self._core = CoreProjects()
+            return self._core
 
     # start-up --------------------------------------------------------------------
     def configure(self, folders: list[tuple[str, Path]]) -> None:

@@ -17,6 +17,9 @@ from typing import Any, Literal, NotRequired, TypedDict, TypeVar
 
 import attrs
 
+# Longer prompts are refused, by every front end alike: the core's limit, named here too.
+from invincat_server.runtime.project.limits import MAX_PROMPT_CHARS as MAX_PROMPT_CHARS
+
 # Client → server requests.
 CHAT = "invincat/chat"
 CANCEL = "invincat/cancel"
@@ -96,10 +99,6 @@ MEMORY_SCOPES = ("user", "project")
 MEMORY_LOG_DEFAULT_LIMIT = 100
 """`invincat/memory/log` without `limit`: the journal keeps every batch forever, and a
 sidebar shows the recent ones; ask for more explicitly."""
-
-MAX_PROMPT_CHARS = 1_000_000
-"""Longer prompts are refused: they would not fit a model context anyway, and a file in the
-workspace that the agent reads is the better way to hand over large text."""
 
 
 class ErrorCode(IntEnum):

@@ -47,3 +47,27 @@ async def test_home_as_project_root_warns_once(
         assert warnings(second) == []
     finally:
         await stop_client(second)
+
+
+async def test_a_conflicted_memory_store_is_named_when_the_project_opens(
+    invincat_env: dict[str, str], workspace: Path, editor: str
+) -> None:
+    """The core Project's notices reach the editor: a store git left conflicted is named
+    with its file at once, not only when a memory request fails."""
+    store = workspace / ".invincat" / "memory_project.json"
+    store.parent.mkdir()
+    store.write_text('<<<<<<< HEAD\n{"entries": []}\n=======\n{"entries": []}\n>>>>>>> b\n')
+    client = await start_client(invincat_env, workspace, editor)
+    try:
+        [shown] = await wait_until(
+            lambda: [
+                m.message
+                for m in client.messages
+                if m.type == types.MessageType.Warning and "merge conflict" in m.message
+            ],
+            60,
+            "the conflicted-store notice",
+        )
+        assert str(store) in shown
+    finally:
+        await stop_client(client)

@@ -23,7 +23,6 @@ from invincat_server.lsp.errors import request_handler, rpc_error
 from invincat_server.lsp.protocol import (
     CANCEL,
     CHAT,
-    MAX_PROMPT_CHARS,
     START_CHAT_COMMAND,
     CancelParams,
     CancelResult,
@@ -32,6 +31,7 @@ from invincat_server.lsp.protocol import (
     TurnRef,
     parse_params,
 )
+from invincat_server.runtime.project.limits import prompt_problem
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
@@ -46,13 +46,8 @@ async def start_chat(ls: InvincatLanguageServer, params: Any, method: str) -> Tu
     """Validate chat params and start the turn (`invincat/chat` and the
     `invincat.startChat` command, whose errors name `method`)."""
     chat = parse_params(ChatParams, params, method)
-    if len(chat.prompt) > MAX_PROMPT_CHARS:
-        raise rpc_error(
-            ErrorCode.INVALID_PARAMS,
-            f"The prompt is {len(chat.prompt):,} characters; the limit is "
-            f"{MAX_PROMPT_CHARS:,}. Save the text to a file in the workspace and ask "
-            "Invincat to read it instead.",
-        )
+    if problem := prompt_problem(chat.prompt):  # checked before any project work
+        raise rpc_error(ErrorCode.INVALID_PARAMS, problem)
     host = await ls.projects.for_chat(chat.folder, chat.context, chat.thread_id, method)
     session = await host.require()
     context = None

@@ -54,65 +54,40 @@ if TYPE_CHECKING:
     from invincat_server.lsp.host import SessionHost
     from invincat_server.lsp.server import InvincatLanguageServer
     from invincat_server.runtime.memory import BatchReport
-    from invincat_server.runtime.memory.reader import MemoryReader
+    from invincat_server.runtime.project import MemoryViews
 
 R = TypeVar("R")
 
 ACTOR = "user"
 
+_CODES = {
+    "unknown": ErrorCode.UNKNOWN_MEMORY,
+    "invalid": ErrorCode.INVALID_PARAMS,
+    "unavailable": ErrorCode.MEMORY_UNAVAILABLE,
+}
+"""The core's one memory error (runtime/project/memory_views.py) as JSON-RPC codes."""
+
 
 async def _call(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-    """Run a MemoryService call off the event loop; its refusals as JSON-RPC errors."""
-    from invincat_server.runtime.memory import (
-        BatchShapeError,
-        MemoryStoreError,
-        UnknownBatchError,
-        UnknownEntryError,
-    )
+    """Run a memory view off the event loop; its refusals as JSON-RPC errors."""
+    from invincat_server.runtime.project import MemoryViewError
 
     try:
         return await asyncio.to_thread(fn, *args, **kwargs)
-    except (UnknownBatchError, UnknownEntryError) as exc:
-        raise rpc_error(ErrorCode.UNKNOWN_MEMORY, str(exc)) from None
-    except BatchShapeError as exc:
-        raise rpc_error(ErrorCode.INVALID_PARAMS, str(exc)) from None
-    except MemoryStoreError as exc:  # damaged store not backed up, lock timeout, config
-        raise rpc_error(ErrorCode.MEMORY_UNAVAILABLE, str(exc)) from None
-    except OSError as exc:
-        where = exc.filename or "the memory store"
-        raise rpc_error(
-            ErrorCode.MEMORY_UNAVAILABLE,
-            f"Cannot access {where}: {exc.strerror or exc}. Check its permissions and the "
-            "free disk space, then retry.",
-        ) from None
+    except MemoryViewError as exc:
+        raise rpc_error(_CODES[exc.kind], exc.message) from None
 
 
-_FULL = object()
-"""What `_quick` gives when the MemoryService must answer instead."""
-
-
-def _quick_read(reader: MemoryReader, method: str, *args: Any, **kwargs: Any) -> Any:
-    """Blocking: the quick reader's view, or `_FULL`."""
-    from invincat_server.runtime.memory.reader import NotSimple
-
-    try:
-        return getattr(reader, method)(*args, **kwargs)
-    except (NotSimple, OSError):
-        return _FULL
-
-
-async def _quick(
-    ls: InvincatLanguageServer, host: SessionHost, method: str, *args: Any, **kwargs: Any
-) -> Any:
-    """A read view of `host`'s project through the quick reader (off the event loop), or
-    `_FULL`."""
-    project = await host.project_data()  # settings and the project root: tens of ms
-    reader = project.memory_reader()
-    if reader is None:
-        return _FULL
-    # Watch before reading, so a change landing right after the read is still announced.
-    ls.memory_sync.watch(reader.files.values(), host.root)
-    return await asyncio.to_thread(_quick_read, reader, method, *args, **kwargs)
+async def _views(ls: InvincatLanguageServer, host: SessionHost) -> MemoryViews:
+    """`host`'s project's memory views, as soon as its settings are read (never waits for
+    the agent stack); its stores watched before the read, so a change landing right
+    after it is still announced."""
+    await host.project_data()  # settings and the project root: tens of ms
+    assert host.core is not None
+    reader = host.core.data.memory_reader()
+    if reader is not None:
+        ls.memory_sync.watch(reader.files.values(), host.root)
+    return host.core.memory_views
 
 
 def _announce(ls: InvincatLanguageServer, host: SessionHost, report: BatchReport) -> dict[str, Any]:
@@ -128,22 +103,9 @@ def _announce(ls: InvincatLanguageServer, host: SessionHost, report: BatchReport
 async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> MemoryListResult:
     request = parse_params(MemoryListParams, params, MEMORY_LIST)
     host = ls.projects.for_folder(request.folder, MEMORY_LIST)
-    quick = await _quick(
-        ls,
-        host,
-        "list_view",
-        request.scope,
-        include_archived=request.include_archived,
-        tier=request.tier,
-    )
-    if quick is not _FULL:
-        return cast("MemoryListResult", quick)
-    service = await ls.memory_sync.service(host)  # imports the memory package off the loop
-    from invincat_server.runtime.memory import views
-
+    views = await _views(ls, host)
     result = await _call(
         views.list_view,
-        service,
         request.scope,
         include_archived=request.include_archived,
         tier=request.tier,
@@ -156,18 +118,10 @@ async def invincat_memory_list(ls: InvincatLanguageServer, params: Any) -> Memor
 async def invincat_memory_show(ls: InvincatLanguageServer, params: Any) -> MemoryShowResult:
     request = parse_params(MemoryShowParams, params, MEMORY_SHOW)
     host = ls.projects.for_folder(request.folder, MEMORY_SHOW)
-    view = await _quick(ls, host, "show_view", request.id)
-    if view is _FULL:
-        service = await ls.memory_sync.service(host)
-        from invincat_server.runtime.memory import views
-
-        view = await _call(views.show_view, service, request.id)
-    if view is None:
-        raise rpc_error(
-            ErrorCode.UNKNOWN_MEMORY,
-            f"No memory entry {request.id}; `invincat/memory/list` with includeArchived "
-            "lists the ids that exist.",
-        )
+    views = await _views(ls, host)
+    view = await _call(
+        views.show_view, request.id, how_to_list="`invincat/memory/list` with includeArchived"
+    )
     return cast("MemoryShowResult", view)
 
 
@@ -176,10 +130,8 @@ async def invincat_memory_apply(ls: InvincatLanguageServer, params: Any) -> dict
     request = parse_params(MemoryApplyParams, params, MEMORY_APPLY)
     request.check(MEMORY_APPLY)
     host = ls.projects.for_folder(request.folder, MEMORY_APPLY)
-    service = await ls.memory_sync.service(host)
-    report = await _call(
-        service.apply, request.scope, {"operations": request.operations}, actor=ACTOR
-    )
+    views = await _views(ls, host)
+    report = await _call(views.apply, request.scope, request.operations, actor=ACTOR)
     return _announce(ls, host, report)
 
 
@@ -189,12 +141,8 @@ async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> Memory
     request = parse_params(MemoryLogParams, params, MEMORY_LOG)
     request.check(MEMORY_LOG)
     host = ls.projects.for_folder(request.folder, MEMORY_LOG)
-    records = await _quick(ls, host, "log_view", request.scope, request.limit)
-    if records is _FULL:
-        service = await ls.memory_sync.service(host)
-        from invincat_server.runtime.memory import views
-
-        records = await _call(views.log_view, service, request.scope, request.limit)
+    views = await _views(ls, host)
+    records = await _call(views.log_view, request.scope, request.limit)
     return {"records": records}
 
 
@@ -202,18 +150,17 @@ async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> Memory
 async def invincat_memory_revert(ls: InvincatLanguageServer, params: Any) -> dict[str, Any]:
     request = parse_params(MemoryRevertParams, params, MEMORY_REVERT)
     host = ls.projects.for_folder(request.folder, MEMORY_REVERT)
-    service = await ls.memory_sync.service(host)
-    return _announce(ls, host, await _call(service.revert, request.batch_id, actor=ACTOR))
+    views = await _views(ls, host)
+    return _announce(ls, host, await _call(views.revert, request.batch_id, actor=ACTOR))
 
 
 @request_handler(MEMORY_VERIFY)
 async def invincat_memory_verify(ls: InvincatLanguageServer, params: Any) -> MemoryVerifyResult:
     request = parse_params(MemoryVerifyParams, params, MEMORY_VERIFY)
     host = ls.projects.for_folder(request.folder, MEMORY_VERIFY)
-    service = await ls.memory_sync.service(host)
-    from invincat_server.runtime.memory import views
-
+    await ls.memory_sync.service(host)  # the full service reads: watch its stores
+    views = await _views(ls, host)
     report = await _call(
-        views.verify_view, service, request.scope, include_archived=request.include_archived
+        views.verify_view, request.scope, include_archived=request.include_archived
     )
     return cast("MemoryVerifyResult", report)

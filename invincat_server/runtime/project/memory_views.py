@@ -105,9 +105,11 @@ class MemoryViews:
             views.list_view, self._service(), scope, include_archived=include_archived, tier=tier
         )
 
-    def show_view(self, entry_id: str, *, hint: str = "memory list --all") -> dict[str, Any]:
-        """The entry; MemoryViewError `unknown` (naming `hint`, the way to list ids) when
-        there is none."""
+    def show_view(
+        self, entry_id: str, *, how_to_list: str = "`invincat memory list --all`"
+    ) -> dict[str, Any]:
+        """The entry; MemoryViewError `unknown` (naming `how_to_list`, the front end's way
+        to list the ids) when there is none."""
         view = self._quick("show_view", entry_id)
         if view is _FULL:
             from invincat_server.runtime.memory import views
@@ -115,7 +117,7 @@ class MemoryViews:
             view = memory_call(views.show_view, self._service(), entry_id)
         if view is None:
             raise MemoryViewError(
-                "unknown", f"No memory entry {entry_id}; `{hint}` lists the ids that exist."
+                "unknown", f"No memory entry {entry_id}; {how_to_list} lists the ids that exist."
             )
         return dict(view)
 
@@ -138,6 +140,14 @@ class MemoryViews:
             )
         service = self._service()
         return memory_call(service.apply, scope, {"operations": operations}, actor=actor)
+
+    def verify_view(self, scope: str | None, *, include_archived: bool = False) -> dict[str, Any]:
+        """Checks every citation: always the full service (citations.py, staleness.py)."""
+        from invincat_server.runtime.memory import views
+
+        return memory_call(
+            views.verify_view, self._service(), scope, include_archived=include_archived
+        )
 
     def revert(self, batch_id: str, *, actor: str) -> BatchReport:
         service = self._service()

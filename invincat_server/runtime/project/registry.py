@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from pathlib import Path
 
 from invincat_server.runtime.config import Settings
@@ -23,11 +24,22 @@ def project_root(folder: Path) -> Path:
 class Projects:
     """The open projects of this process, by root."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, settings: Settings | None = None) -> None:
+        """`settings`: None reads them (`load_settings`) on the first `open`, which then
+        raises ConfigError for a broken config file."""
+        self._settings = settings
         self._open: dict[Path, Project] = {}
         self._users: dict[Path, int] = {}
         self._lock = asyncio.Lock()
+        self._opening = threading.Lock()  # the language server opens from worker threads
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            from invincat_server.runtime.config import load_settings
+
+            self._settings = load_settings()
+        return self._settings
 
     def get(self, root: Path) -> Project | None:
         return self._open.get(root)
@@ -35,28 +47,32 @@ class Projects:
     def open(self, folder: Path) -> Project:
         """The Project of `folder`'s project root, opened if need be; each call must be
         matched by one `release`."""
-        root = project_root(folder)
-        project = self._open.get(root)
-        if project is None:
-            project = self._open[root] = Project(self.settings, root)
-        self._users[root] = self._users.get(root, 0) + 1
-        return project
+        with self._opening:
+            settings = self.settings
+            root = project_root(folder)
+            project = self._open.get(root)
+            if project is None:
+                project = self._open[root] = Project(settings, root)
+            self._users[root] = self._users.get(root, 0) + 1
+            return project
 
     async def release(self, project: Project, *, followup_timeout: float = 60.0) -> None:
         """One user is done with `project`; the last one closes it."""
         async with self._lock:
-            left = self._users.get(project.root, 0) - 1
-            if left > 0:
-                self._users[project.root] = left
-                return
-            self._users.pop(project.root, None)
-            if self._open.get(project.root) is project:
-                del self._open[project.root]
+            with self._opening:
+                left = self._users.get(project.root, 0) - 1
+                if left > 0:
+                    self._users[project.root] = left
+                    return
+                self._users.pop(project.root, None)
+                if self._open.get(project.root) is project:
+                    del self._open[project.root]
         await project.close(followup_timeout=followup_timeout)
 
     async def close(self, *, followup_timeout: float = 60.0) -> None:
         """Close every project (the process is ending)."""
-        projects = list(self._open.values())
-        self._open.clear()
-        self._users.clear()
+        with self._opening:
+            projects = list(self._open.values())
+            self._open.clear()
+            self._users.clear()
         await asyncio.gather(*(p.close(followup_timeout=followup_timeout) for p in projects))
