@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from invincat_server.runtime.config import ConfigError, Settings, find_project_root
+from invincat_server.runtime.config import ConfigError, Settings
 from invincat_server.runtime.errors import SessionError
 from invincat_server.runtime.events import (
     ApprovalRequested,
@@ -20,8 +20,8 @@ from invincat_server.runtime.events import (
     MemoryUpdating,
     TurnEnd,
 )
-from invincat_server.runtime.policy.broad_root import broad_root_warning
 from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.project import Project, Projects, SessionOptions
 from invincat_server.runtime.session import Session
 from invincat_server.runtime.turn import Turn
 from invincat_server.terminal.approver import Approver, AutoApprover, NoAnswer, PromptApprover
@@ -112,23 +112,32 @@ class ChatApp:
         if not cwd.is_dir():
             self._err(f"--cwd {cwd} is not a directory.")
             return EXIT_USAGE
-        workspace = Workspace(find_project_root(cwd))
+        # The core Project, as every front end opens it (runtime/project/).
+        projects = Projects(self.settings)
+        project = projects.open(cwd)
+        try:
+            return await self._run_project(project)
+        finally:
+            await projects.release(project)
+
+    async def _run_project(self, project: Project) -> int:
+        workspace = Workspace(project.root)
         if self.rich is not None:
             self.rich.root = workspace.root
         try:
-            self.session = await Session(
-                self.settings,
-                workspace,
-                auto_approve=self.options.yes,
-                # --yes approves tool calls, never project MCP configs: only this flag does.
-                options={"trust_project": self.options.trust_project},
-            ).open()
+            self.session = await project.session(
+                SessionOptions(
+                    auto_approve=self.options.yes,
+                    # --yes approves tool calls, never project MCP configs: only this flag
+                    # does.
+                    options={"trust_project": self.options.trust_project},
+                )
+            )
         except ConfigError as exc:
             self._err(str(exc))
             return EXIT_USAGE
-        warning = broad_root_warning(workspace.root, self.settings.home)
-        if warning:
-            self._err(warning)  # stderr in both modes: --json stdout stays events only
+        for notice in await asyncio.to_thread(project.notices):
+            self._err(notice)  # stderr in both modes: --json stdout stays events only
         self.reader = self._input(workspace)
         self.approver: Approver = (
             AutoApprover() if self.options.yes else PromptApprover(self.renderer, self.reader)
@@ -149,7 +158,6 @@ class ChatApp:
             loop.remove_signal_handler(signal.SIGINT)
             if self.retries is not None:
                 self.retries.uninstall()
-            await self.session.close()
 
     def _input(self, workspace: Workspace) -> PlainPrompter | LineEditor:
         """prompt_toolkit when a person types at a terminal; plain lines for pipes, scripts
