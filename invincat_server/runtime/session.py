@@ -144,6 +144,12 @@ class Session:
     def remove_listener(self, listener: EventListener) -> None:
         self._runner.remove_listener(listener)
 
+    def bind_documents(self, thread_id: str, documents: DocumentSource | None) -> None:
+        """Where the turns of `thread_id` read buffers and write files from now on (new
+        ones, and ones resumed after an approval or a restart); None: the Session's own
+        source. ACP binds each ACP session's client to its thread."""
+        self._runner.bind_documents(thread_id, documents)
+
     # public API --------------------------------------------------------------
     async def start_turn(
         self,
@@ -190,7 +196,8 @@ class Session:
                 "or omit the thread id to start a new one."
             )
         self._runner.ensure_idle(thread_id)
-        self._runner.bind_documents(thread_id, documents)
+        if documents is not None:
+            self._runner.bind_documents(thread_id, documents)
         # The title is made (redacted, then cut) by touch_thread: runtime/titles.py.
         await records.touch_thread(thread_id, prompt, str(self.workspace.root))
         # A new prompt abandons approvals still pending on this thread.
