@@ -44,6 +44,12 @@ def rpc_error(message: str, code: int = SERVER_ERROR) -> RequestError:
 class AcpSession:
     session_id: str
     runtime: Any  # runtime.session.Session (imported lazily: it pulls in LangChain)
+    project: Any = None
+    """The core Project (runtime/project/) it shares with the other sessions of its root."""
+    documents: Any = None
+    """This session's client as the document source of its turns."""
+    unsubscribe: Any = None
+    """Stops this session hearing its project's turn events."""
     mode: str = "agent"
     has_thread: bool = False
     turn: Any = None
@@ -74,6 +80,8 @@ class AgentBase:
         self._can_write = False
         self._sessions: dict[str, AcpSession] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._projects: Any = None
+        """The core's registry (runtime/project/): one Project per root in the process."""
 
     def on_connect(self, conn: Any) -> None:
         self._client = conn
@@ -102,7 +110,7 @@ class AgentBase:
 
         runtime = acp_session.runtime
         try:
-            change = preview_change(runtime.workspace, runtime.documents, name, args)
+            change = preview_change(runtime.workspace, acp_session.documents, name, args)
         except Exception as exc:  # the tool itself reports why it cannot run
             log.debug("no diff for %s: %s", name, exc)
             return None

@@ -3,16 +3,17 @@
 methods (memory).
 
 The ACP `sessionId` *is* the thread id, so `session/load` after a restart finds the thread
-(and any approval left pending in it) by the id the client kept. A runtime Session is
-opened per ACP session because its DocumentSource talks to the client on behalf of that
-session (`fs/*` requests carry the session id).
+(and any approval left pending in it) by the id the client kept. Every ACP session whose
+cwd has the same project root shares ONE core Project (runtime/project/): one Session, one
+memory service, one set of MCP servers. What differs per ACP session is the document
+source — `fs/*` requests carry the session id — so each session's turns get theirs
+(`Session.bind_documents` / `start_turn(documents=)`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -28,6 +30,7 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionListCapabilities,
 )
 
@@ -64,7 +67,9 @@ class Lifecycle(AgentBase):
                 ),
                 # stdio is baseline; streamable HTTP too; the legacy SSE transport is not.
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    close=SessionCloseCapabilities(), list=SessionListCapabilities()
+                ),
             ),
             agent_info=Implementation(name="invincat", title="Invincat", version=__version__),
             auth_methods=[],
@@ -74,12 +79,28 @@ class Lifecycle(AgentBase):
         """The client hung up: stop turns; pending approvals stay for the next start."""
         for task in list(self._background):
             task.cancel()
-        for acp_session in self._sessions.values():
-            for task in acp_session.asks.values():
-                task.cancel()
+        for acp_session in list(self._sessions.values()):
             with contextlib.suppress(Exception):
-                await acp_session.runtime.close(followup_timeout=5.0)
+                await self._close(acp_session)
         self._sessions.clear()
+
+    async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
+        """`session/close`: stop this session's turn and let go of its project; the other
+        sessions of the same root keep the shared Session (the last one closes it)."""
+        acp_session = self._require(session_id)
+        if acp_session.turn is not None and not acp_session.turn.done:
+            acp_session.runtime.cancel(acp_session.turn.turn_id)
+        await self._close(acp_session)
+        return CloseSessionResponse()
+
+    async def _close(self, acp_session: AcpSession) -> None:
+        self._sessions.pop(acp_session.session_id, None)
+        for task in acp_session.asks.values():
+            task.cancel()
+        if acp_session.unsubscribe is not None:
+            acp_session.unsubscribe()
+        # The editor waits: background memory work gets seconds, not the CLI's minute.
+        await self._projects.release(acp_session.project, followup_timeout=5.0)
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
         session_id = "t_" + uuid.uuid4().hex[:12]
@@ -102,8 +123,7 @@ class Lifecycle(AgentBase):
         try:
             history = await acp_session.runtime.history(session_id)
         except UnknownThreadError:
-            del self._sessions[session_id]
-            await acp_session.runtime.close()
+            await self._close(acp_session)
             raise rpc_error(
                 f"Unknown session {session_id!r}: no saved Invincat thread has this id "
                 "(a session that never got a prompt is not saved). Start a new session.",
@@ -133,30 +153,30 @@ class Lifecycle(AgentBase):
             raise RequestError.method_not_found(f"_{method}")
         acp_session = self._require(str(params.get("sessionId") or ""))
         result, changes = await asyncio.to_thread(
-            call_memory_method, acp_session.runtime, method, params
+            call_memory_method, acp_session.project, method, params
         )
+        sharing = [a for a in self._sessions.values() if a.project is acp_session.project]
         for scope, batch_ids in changes:
-            await self._memory_changed(acp_session, scope, batch_ids)
+            for other in sharing:  # one memory for the root: every session's view changed
+                await self._memory_changed(other, scope, batch_ids)
         return result
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.debug("ignored extension notification _%s", method)
 
     async def _open(self, session_id: str, cwd: str, mcp_servers: Any) -> AcpSession:
-        from invincat_server.runtime.config import ConfigError, find_project_root, load_settings
+        from invincat_server.runtime.config import ConfigError
+        from invincat_server.runtime.project import Projects, SessionOptions
 
         folder = Path(cwd)
         if not folder.is_absolute() or not folder.is_dir():
             raise rpc_error(f"cwd must be an absolute path to a directory, got {cwd!r}.", -32602)
+        if self._projects is None:
+            self._projects = Projects()
         try:
-            settings = load_settings()
+            project = self._projects.open(folder)
         except ConfigError as exc:
             raise rpc_error(str(exc)) from None
-        # LangChain takes seconds to import: do it off the event loop.
-        await asyncio.to_thread(importlib.import_module, "invincat_server.runtime.session")
-        from invincat_server.runtime.policy.workspace import Workspace
-        from invincat_server.runtime.session import Session
-
         documents = ClientDocuments(
             self._transport,
             self._client,
@@ -164,21 +184,31 @@ class Lifecycle(AgentBase):
             can_read=self._can_read,
             can_write=self._can_write,
         )
-        runtime = Session(
-            settings,
-            Workspace(find_project_root(folder)),
-            documents=documents,
-            options={"client_mcp_servers": client_servers(mcp_servers)},
-        )
+        # The first session of a root opens the Session (LangChain imported off the event
+        # loop) with its MCP servers; later ones share it.
+        options = SessionOptions(options={"client_mcp_servers": client_servers(mcp_servers)})
         try:
-            await runtime.open()
+            runtime = await project.session(options)
         except ConfigError as exc:
-            await runtime.close()
+            await self._projects.release(project)
             raise rpc_error(str(exc)) from None
-        acp_session = AcpSession(session_id=session_id, runtime=runtime)
-        runtime.add_listener(lambda turn, event: self._on_runtime_event(acp_session, event))
+        runtime.bind_documents(session_id, documents)  # also for turns resumed after load
+        acp_session = AcpSession(
+            session_id=session_id, runtime=runtime, project=project, documents=documents
+        )
+        acp_session.unsubscribe = project.events.add(
+            lambda item: self._on_runtime_event(acp_session, item.event)
+        )
         self._sessions[session_id] = acp_session
+        self._later(self._tell_notices(acp_session))
         return acp_session
+
+    async def _tell_notices(self, acp_session: AcpSession) -> None:
+        """The project's notices (broad root, conflicted stores) as agent text."""
+        for notice in await asyncio.to_thread(acp_session.project.notices):
+            if acp_session.session_id not in self._sessions:
+                return  # closed meanwhile (a failed session/load): nobody to tell
+            await self._say(acp_session, f"**Warning:** {notice}\n")
 
     def _on_runtime_event(self, acp_session: AcpSession, event: Any) -> None:
         # Memory changes come after turn_end (background extraction): tell the client.

@@ -6,16 +6,14 @@ goes through governance and the journal with actor `user`; a change that touched
 is announced with the `_invincat/memory/changed` notification. Runs in a worker thread
 (the service is synchronous: file locks, fsync).
 
-The reads (`list`, `show`, `log`) go through the quick reader (runtime/memory/reader.py),
-like the CLI's and the language server's: the same JSON, without validating every entry
-with the models. Whenever it cannot vouch for the files (damage, a conflict) or the
-service reports a store problem, the service answers as before.
+Every method goes through the project's memory views (runtime/project/memory_views.py),
+the language server's too: the reads (`list`, `show`, `log`) through the quick reader when
+it can vouch for the files, else the service; one error mapping, translated here to
+JSON-RPC codes.
 """
 
 from __future__ import annotations
 
-import os
-import weakref
 from typing import Any, Literal
 
 from acp import RequestError
@@ -79,107 +77,49 @@ def _parse(model: type[BaseModel], method: str, params: dict[str, Any]) -> Any:
         raise RequestError(INVALID_PARAMS, f"Invalid params for _{method}: {problems}.") from None
 
 
+_CODES = {"unknown": UNKNOWN_MEMORY, "invalid": INVALID_PARAMS, "unavailable": MEMORY_UNAVAILABLE}
+"""The core's one memory error (runtime/project/memory_views.py) as JSON-RPC codes."""
+
+
 def call_memory_method(
-    runtime: Any, method: str, params: dict[str, Any]
+    project: Any, method: str, params: dict[str, Any]
 ) -> tuple[dict[str, Any], list[tuple[str, list[str]]]]:
-    """(the result, the (scope, batch ids) whose store changed)."""
-    from invincat_server.runtime.memory import (
-        BatchShapeError,
-        MemoryStoreError,
-        UnknownBatchError,
-        UnknownEntryError,
-    )
+    """(the result, the (scope, batch ids) whose store changed), over `project`'s memory
+    views (the core Project every session of its root shares)."""
+    from invincat_server.runtime.project import MemoryViewError
 
-    service = runtime.memory
     try:
-        return _dispatch(service, method, params)
-    except (UnknownBatchError, UnknownEntryError) as exc:
-        raise RequestError(UNKNOWN_MEMORY, str(exc)) from None
-    except BatchShapeError as exc:
-        raise RequestError(INVALID_PARAMS, str(exc)) from None
-    except MemoryStoreError as exc:
-        raise RequestError(MEMORY_UNAVAILABLE, str(exc)) from None
-    except OSError as exc:
-        where = exc.filename or "the memory store"
-        raise RequestError(
-            MEMORY_UNAVAILABLE,
-            f"Cannot access {where}: {exc.strerror or exc}. Check its permissions and the "
-            "free disk space, then retry.",
-        ) from None
-
-
-_READERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-"""One quick reader per MemoryService, kept so its staleness checker's stat cache serves
-later reads (a new reader would re-read and re-hash every cited file)."""
-_FULL = object()
-
-
-def _quick(service: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-    """The quick reader's view for `service`'s stores, or `_FULL` (the service answers)."""
-    from invincat_server.runtime.memory.reader import FULL_READ_ENV, MemoryReader, NotSimple
-
-    if os.environ.get(FULL_READ_ENV) == "1" or service.problems():
-        return _FULL
-    reader = _READERS.get(service)
-    if reader is None:
-        reader = _READERS[service] = MemoryReader(service.home, service.project_root)
-    try:
-        return getattr(reader, method)(*args, **kwargs)
-    except (NotSimple, OSError):
-        return _FULL
+        return _dispatch(project.memory_views, method, params)
+    except MemoryViewError as exc:
+        message = exc.message
+        if exc.kind == "invalid" and not message.startswith("Invalid params"):
+            message = f"Invalid params for _{method}: {message}"
+        raise RequestError(_CODES[exc.kind], message) from None
 
 
 def _dispatch(
-    service: Any, method: str, params: dict[str, Any]
+    views: Any, method: str, params: dict[str, Any]
 ) -> tuple[dict[str, Any], list[tuple[str, list[str]]]]:
-    from invincat_server.runtime.memory import views
+    from invincat_server.runtime.project import changed_batches
 
     if method == "invincat/memory/list":
         p = _parse(ListParams, method, params)
-        kwargs = {"include_archived": p.include_archived, "tier": p.tier}
-        listed = _quick(service, "list_view", p.scope, **kwargs)
-        if listed is _FULL:
-            listed = views.list_view(service, p.scope, **kwargs)
-        return listed, []
+        return views.list_view(p.scope, include_archived=p.include_archived, tier=p.tier), []
     if method == "invincat/memory/show":
         p = _parse(ShowParams, method, params)
-        view = _quick(service, "show_view", p.id)
-        if view is _FULL:
-            view = views.show_view(service, p.id)
-        if view is None:
-            raise RequestError(
-                UNKNOWN_MEMORY,
-                f"No memory entry {p.id}; `_invincat/memory/list` with includeArchived lists "
-                "the ids that exist.",
-            )
-        return view, []
+        how = "`_invincat/memory/list` with includeArchived"
+        return views.show_view(p.id, how_to_list=how), []
     if method == "invincat/memory/log":
         p = _parse(LogParams, method, params)
-        records = _quick(service, "log_view", p.scope, p.limit)
-        if records is _FULL:
-            records = views.log_view(service, p.scope, p.limit)
-        return {"records": records}, []
+        return {"records": views.log_view(p.scope, p.limit)}, []
     if method == "invincat/memory/apply":
         p = _parse(ApplyParams, method, params)
-        bad = [str(i) for i, op in enumerate(p.operations) if not isinstance(op.get("op"), str)]
-        if bad:
-            raise RequestError(
-                INVALID_PARAMS,
-                f"Invalid params for _{method}: every operation needs an `op` string "
-                f'(e.g. {{"op": "archive", "id": "mem_p_000001", "reason": "..."}}); '
-                f"operations {', '.join(bad)} have none.",
-            )
-        report = service.apply(p.scope, {"operations": p.operations}, actor=ACTOR)
-        return report.to_json(), _changes(report)
-    p = _parse(RevertParams, method, params)
-    report = service.revert(p.batch_id, actor=ACTOR)
-    return report.to_json(), _changes(report)
-
-
-def _changes(report: Any) -> list[tuple[str, list[str]]]:
-    if not (report.changed or report.cleanup_batch_id):
-        return []
-    return [(report.scope, [b for b in (report.batch_id, report.cleanup_batch_id) if b])]
+        report = views.apply(p.scope, p.operations, actor=ACTOR)
+    else:
+        p = _parse(RevertParams, method, params)
+        report = views.revert(p.batch_id, actor=ACTOR)
+    changed = changed_batches(report)
+    return report.to_json(), [(report.scope, changed)] if changed else []
 
 
 def summary(runtime: Any) -> str:

@@ -68,7 +68,13 @@ class Turns(AgentBase):
             if not acp_session.has_thread:
                 await runtime.create_thread(session_id, text)
                 acp_session.has_thread = True
-            turn = await runtime.start_turn(text, session_id, mode=mode, context=blocks.context)
+            turn = await runtime.start_turn(
+                text,
+                session_id,
+                mode=mode,
+                context=blocks.context,
+                documents=acp_session.documents,
+            )
         except SessionError as exc:
             raise rpc_error(str(exc)) from None
         acp_session.turn = turn
