@@ -4,6 +4,8 @@ write through that session's client; closing one leaves the others working."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
 from pathlib import Path
 
@@ -90,3 +92,42 @@ async def test_a_session_on_the_home_directory_is_warned_once(
         await conn.new_session(cwd=str(home), mcp_servers=[])
         await client.wait_for(lambda: "project root is your home directory" in client.text())
         assert f"your home directory ({home.resolve()})" in client.text()
+
+
+async def test_a_write_resumed_after_a_restart_goes_through_the_loading_client(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """The shared Session has no client of its own: the approval a dead process left
+    pending resumes its turn with the document source of the session that loaded it."""
+    fake_openai.add_steps(
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "n.txt", "content": "hi\n"}}
+                ]
+            },
+            {"content": "Wrote n.txt after the restart."},
+        ]
+    )
+    first = ScriptedClient()
+    async with acp_agent(invincat_env, workspace, first) as (conn, process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities())
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        prompt = asyncio.ensure_future(
+            conn.prompt(session_id=session_id, prompt=[text_block("write n.txt")])
+        )
+        await first.wait_for(lambda: first.permission_requests)
+        process.kill()
+        await process.wait()
+        with contextlib.suppress(Exception):
+            await prompt
+
+    second = ScriptedClient()
+    async with acp_agent(invincat_env, workspace, second) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities())
+        await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        await second.wait_for(lambda: second.permission_requests)
+        await second.answers.put("allow_once")
+        await second.wait_for(lambda: "after the restart" in second.text())
+    assert second.writes == [(str(workspace.resolve() / "n.txt"), "hi\n")]
+    assert not (workspace / "n.txt").exists()  # the editor saves, not us
