@@ -178,3 +178,46 @@ def test_the_project_and_its_light_reads_import_no_langchain(
         check=True,
     )
     assert out.stdout.strip() == "[]", out.stderr
+
+
+async def test_the_store_change_feed_reports_a_change_made_elsewhere(
+    invincat_monkeyenv: dict[str, str], workspace: Path
+) -> None:
+    """The core's store watch (runtime/project/store_watch.py) sees a batch another writer
+    journaled (here a second MemoryService, as `invincat memory` in a terminal would) and
+    tells every subscriber, even when one of them fails."""
+    from invincat_server.runtime.memory import MemoryService
+    from invincat_server.runtime.project.store_watch import StoreChange, StoreWatch
+
+    project = Projects(load_settings()).open(workspace)
+    reader = project.data.memory_reader()
+    assert reader is not None
+    watch = StoreWatch()
+    heard: asyncio.Queue[StoreChange] = asyncio.Queue()
+
+    def broken(change: StoreChange) -> None:
+        raise RuntimeError("a front end's bug")
+
+    watch.changes.add(broken)
+    watch.changes.add(heard.put_nowait)
+    watch.watch(reader.files.values(), project.root)
+    other = MemoryService(project.settings.home, project.root)
+    operation = {
+        "scope": "project",
+        "op": "create",
+        "section": "Testing",
+        "content": "Run pytest -q",
+        "confidence": "high",
+        "score": 85,
+        "score_reason": "the user asked to remember it",
+    }
+    report = await asyncio.to_thread(
+        other.apply, "project", {"operations": [operation]}, actor="user"
+    )
+    assert report.changed, report.to_json()
+    try:
+        async with asyncio.timeout(DEADLINE):
+            change = await heard.get()
+    finally:
+        await watch.close()
+    assert change == StoreChange("project", report.batch_id, project.root)
