@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
     from invincat_server.runtime.memory import BatchReport, MemoryService
+    from invincat_server.runtime.project import Project
 
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
 EXIT_STALE = 1
@@ -102,27 +103,29 @@ def _fail(message: str) -> int:
 
 def run_memory_command(settings: Settings, args: argparse.Namespace) -> int:
     """Run one `invincat memory` subcommand; returns the exit code."""
-    from invincat_server.runtime.config import find_project_root
+    from invincat_server.runtime.project import Project, project_root
 
     cwd = Path(args.cwd) if args.cwd else Path(os.getcwd())
     if not cwd.is_dir():
         return _fail(f"--cwd {cwd} is not a directory.")
+    # The core Project, as every front end opens it: its quick reader and its one service.
+    project = Project(settings, project_root(cwd))
     if args.memory_command in _READS:
-        code = _quick_read(settings.home, find_project_root(cwd), args)
+        code = _quick_read(project, args)
         if code is not None:
             return code
-    return _full(settings.home, find_project_root(cwd), args)
+    return _full(project, args)
 
 
-def _quick_read(home: Path, root: Path, args: argparse.Namespace) -> int | None:
+def _quick_read(project: Project, args: argparse.Namespace) -> int | None:
     """`list`, `show`, `log` through the quick reader (no pydantic, issue 15); None when it
     cannot vouch for the stores or journals: then the full path runs, and reports,
     repairs or refuses as always. Nothing is printed before the whole view is read."""
-    from invincat_server.runtime.memory.reader import FULL_READ_ENV, MemoryReader, NotSimple
+    from invincat_server.runtime.memory.reader import NotSimple
 
-    if os.environ.get(FULL_READ_ENV) == "1":
+    reader = project.data.memory_reader()  # None with INVINCAT_TEST_MEMORY_FULL_READ=1
+    if reader is None:
         return None
-    reader = MemoryReader(home, root)
     try:
         reader.check_conflicts(getattr(args, "scope", None))
         return _READS[args.memory_command](reader, args)
@@ -130,11 +133,11 @@ def _quick_read(home: Path, root: Path, args: argparse.Namespace) -> int | None:
         return None
 
 
-def _full(home: Path, root: Path, args: argparse.Namespace) -> int:
-    from invincat_server.runtime.memory import MemoryService, MemoryStoreError
+def _full(project: Project, args: argparse.Namespace) -> int:
+    from invincat_server.runtime.memory import MemoryStoreError
 
     try:
-        service = MemoryService(home, root)
+        service = project.data.memory()
         # A store or journal left conflicted by git fails every command on its scope (with
         # the file and the way out), even one that would not have read that file.
         service.check_conflicts(getattr(args, "scope", None))
