@@ -18,6 +18,12 @@ class IncompleteResponseError(RuntimeError):
     server closed the stream early and the text or tool calls so far may be cut off."""
 
 
+class NotOpenAIResponseError(RuntimeError):
+    """The model server answered with something that is not an OpenAI chat-completions
+    response (an HTML page, other JSON, a stream with a line that is not JSON). The
+    message says what came back (status, content type, the body's start, redacted)."""
+
+
 class UnknownThreadError(SessionError):
     pass
 
@@ -42,6 +48,34 @@ def _root_cause(exc: BaseException) -> BaseException:
     return current
 
 
+def _not_openai(where: str, what: str) -> str:
+    return (
+        f"The model server at {where} did not send an OpenAI-compatible response: {what}. "
+        "Check that the base URL (OPENAI_BASE_URL, base_url) is an OpenAI-compatible API, "
+        "often ending in /v1."
+    )
+
+
+def _foreign_error_body(exc: BaseException, settings: Settings) -> str:
+    """For an HTTP error whose body is not JSON (a proxy's HTML error page, plain text,
+    nothing): what came back; empty for a JSON error body, which the SDK's message
+    already quotes."""
+    from invincat_server.runtime.model_responses import describe_response
+
+    response = getattr(exc, "response", None)
+    if response is None:
+        return ""
+    content_type = response.headers.get("content-type", "")
+    try:
+        body: bytes = response.content
+    except Exception:  # a body never read (the SDK reads error bodies, but be safe)
+        body = b""
+    if "json" in content_type.lower() and body.strip():
+        return ""
+    secrets = (settings.api_key or "",)
+    return describe_response(response.status_code, content_type, body[:4096], secrets)
+
+
 def describe_error(exc: BaseException, settings: Settings) -> str:
     """Map model/transport errors to a clear message."""
     import openai
@@ -49,6 +83,8 @@ def describe_error(exc: BaseException, settings: Settings) -> str:
     where = settings.base_url or "the default OpenAI endpoint"
     if isinstance(exc, ModelOutputError):
         return str(exc)
+    if isinstance(exc, NotOpenAIResponseError):
+        return _not_openai(where, str(exc))
     if isinstance(exc, IncompleteResponseError):
         return f"The connection to the model server at {where} broke mid-response: {exc}"
     if isinstance(exc, openai.RateLimitError):
@@ -57,6 +93,9 @@ def describe_error(exc: BaseException, settings: Settings) -> str:
             f"after {settings.max_retries} retries; wait and try again."
         )
     if isinstance(exc, openai.APIStatusError):
+        foreign = _foreign_error_body(exc, settings)
+        if foreign:
+            return _not_openai(where, foreign)
         detail = exc.message or ""
         return f"The model server at {where} returned HTTP {exc.status_code}: {detail}".rstrip(": ")
     if isinstance(exc, openai.APITimeoutError):

@@ -5,12 +5,24 @@ Imported lazily by the session so front ends answer quickly before LangChain loa
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.config import ConfigError, Settings
-from invincat_server.runtime.errors import IncompleteResponseError, ModelOutputError
+from invincat_server.runtime.errors import (
+    IncompleteResponseError,
+    ModelOutputError,
+    NotOpenAIResponseError,
+)
+from invincat_server.runtime.model_responses import (
+    ResponseProbe,
+    current_probe,
+    describe_response,
+    http_clients,
+)
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -25,21 +37,39 @@ class _StreamChecker:
     - The answer must end with a `finish_reason`. A server that closes the stream early but
       cleanly (no finish chunk, no `[DONE]`) raises nothing in httpx, the SDK or LangChain,
       so half an answer would otherwise pass for a completed turn.
+    - An answer with nothing OpenAI-shaped in it (no chunk with `choices`: an HTML page, other
+      JSON, an empty body) is not an early end but a server that speaks something else,
+      and is named as such with what came back (`NotOpenAIResponseError`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, probe: ResponseProbe | None = None) -> None:
         self.calls: dict[int, dict[str, str]] = {}
         self.finished = False
+        self.probe = probe
+        self.openai_shaped = False
+        self.secrets: tuple[str, ...] = ()
 
     def add(self, chunk: Any) -> None:
         if (chunk.generation_info or {}).get("finish_reason"):
             self.finished = True
+        # langchain-openai marks every chunk made from a `choices` delta with its provider;
+        # a stream event without `choices` (`{"foo": "bar"}`) becomes an unmarked empty chunk.
+        message = chunk.message
+        if message.response_metadata.get("model_provider") or message.usage_metadata:
+            self.openai_shaped = True
         for part in getattr(chunk.message, "tool_call_chunks", None) or []:
             entry = self.calls.setdefault(part.get("index") or 0, {"name": "", "args": ""})
             entry["name"] = entry["name"] or (part.get("name") or "")
             entry["args"] += part.get("args") or ""
 
+    def not_openai(self, why: str = "") -> NotOpenAIResponseError:
+        probe = self.probe or ResponseProbe()
+        what = describe_response(probe.status, probe.content_type, probe.body_start(), self.secrets)
+        return NotOpenAIResponseError(f"{what}{why}")
+
     def check(self) -> None:
+        if not self.finished and not self.openai_shaped:
+            raise self.not_openai(" (no chat-completion chunk in it)")
         # An early end explains malformed arguments too, so it is reported first.
         if not self.finished:
             raise IncompleteResponseError(
@@ -85,21 +115,52 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
         """ChatOpenAI that rejects streamed answers that ended early or whose tool
         arguments are not a JSON object (see `_StreamChecker`)."""
 
+        def _checker(self) -> _StreamChecker:
+            checker = _StreamChecker(ResponseProbe())
+            secret = getattr(self.openai_api_key, "get_secret_value", None)
+            checker.secrets = (secret(),) if callable(secret) else ()
+            return checker
+
         def _stream(self, *args: Any, **kwargs: Any) -> Any:
-            checker = _StreamChecker()
-            for chunk in super()._stream(*args, **kwargs):
-                checker.add(chunk)
-                yield chunk
+            checker = self._checker()
+            token = current_probe.set(checker.probe)
+            try:
+                for chunk in super()._stream(*args, **kwargs):
+                    checker.add(chunk)
+                    yield chunk
+            except json.JSONDecodeError as exc:
+                raise checker.not_openai(_bad_event(exc)) from None
+            finally:
+                _reset(token)
             checker.check()
 
         async def _astream(self, *args: Any, **kwargs: Any) -> Any:
-            checker = _StreamChecker()
-            async for chunk in super()._astream(*args, **kwargs):
-                checker.add(chunk)
-                yield chunk
+            checker = self._checker()
+            token = current_probe.set(checker.probe)
+            try:
+                async for chunk in super()._astream(*args, **kwargs):
+                    checker.add(chunk)
+                    yield chunk
+            except json.JSONDecodeError as exc:
+                # The SDK parses each stream event as JSON; a line that is not JSON fails
+                # there, far from any mention of the server.
+                raise checker.not_openai(_bad_event(exc)) from None
+            finally:
+                _reset(token)
             checker.check()
 
     return StrictChatOpenAI
+
+
+def _bad_event(exc: json.JSONDecodeError) -> str:
+    return f" (a stream event is not JSON: {exc.msg} at character {exc.pos})"
+
+
+def _reset(token: contextvars.Token[ResponseProbe | None]) -> None:
+    # A stream abandoned by a consumer in another context cannot reset its probe there;
+    # the next call sets its own, so a stale one only costs a stale description.
+    with contextlib.suppress(ValueError):
+        current_probe.reset(token)
 
 
 def check_model_settings(settings: Settings) -> None:
@@ -119,6 +180,7 @@ def check_model_settings(settings: Settings) -> None:
 def build_chat_model(settings: Settings, *, model: str | None = None) -> ChatOpenAI:
     """A streaming `ChatOpenAI` for `settings` (or the given model name)."""
     check_model_settings(settings)
+    sync_client, async_client = http_clients(settings.base_url, settings.request_timeout)
     return _strict_chat_openai()(
         model=model or settings.model or "",
         base_url=settings.base_url,
@@ -127,4 +189,8 @@ def build_chat_model(settings: Settings, *, model: str | None = None) -> ChatOpe
         stream_usage=True,
         timeout=settings.request_timeout,
         max_retries=settings.max_retries,
+        # The SDK's own clients plus a hook that keeps what the server sent, so an answer
+        # that is not OpenAI's can be named (model_responses.py).
+        http_client=sync_client,
+        http_async_client=async_client,
     )

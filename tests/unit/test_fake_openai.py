@@ -420,3 +420,29 @@ def test_responses_api_streams_the_scripted_steps(fake_openai: FakeOpenAIServer)
         "function_call_output"
     ]
     assert fake_openai.chat_requests() == []
+
+
+def test_a_raw_step_sends_its_body_as_it_is(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.add_steps(
+        [{"fault": "raw", "status": 502, "content_type": "text/html", "body": "<h1>bad</h1>"}]
+    )
+    with httpx.Client() as client:
+        answer = client.post(f"{fake_openai.base_url}/chat/completions", json={"model": "m"})
+    assert answer.status_code == 502
+    assert answer.headers["content-type"] == "text/html"
+    assert answer.text == "<h1>bad</h1>"
+    assert fake_openai.requests[-1].outcome == "fault:raw"
+
+
+def test_raw_steps_are_validated() -> None:
+    server = FakeOpenAIServer()
+    for bad in (
+        {"fault": "raw"},  # no body
+        {"fault": "raw", "body": 3},
+        {"fault": "raw", "body": "", "status": 42},
+        {"fault": "raw", "body": "", "content": "x"},
+        {"content": "x", "body": "y"},  # body only with fault: raw
+    ):
+        with pytest.raises(ScenarioError):
+            server.add_steps([bad])
+    assert server.pending_steps() == []

@@ -34,6 +34,19 @@ async def send_http_fault(
     await send_json(writer, status, error_payload(status, step.get("message")), headers=headers)
 
 
+async def send_raw(
+    writer: asyncio.StreamWriter, step: Step, headers: list[tuple[str, str]]
+) -> None:
+    """A `raw` fault step: its `body` exactly, whatever the request asked for."""
+    await send_response(
+        writer,
+        step.get("status", 200),
+        step["body"].encode("utf-8"),
+        content_type=step.get("content_type", "text/plain"),
+        headers=headers,
+    )
+
+
 async def send_completion(
     writer: asyncio.StreamWriter,
     reply: Reply,

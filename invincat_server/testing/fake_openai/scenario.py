@@ -34,6 +34,9 @@ STEP_KEYS = frozenset(
         "message",
         "cut_after_chunks",
         "comment",
+        "body",
+        "status",
+        "content_type",
     }
 )
 MATCH_KEYS = frozenset(
@@ -51,8 +54,11 @@ TOOL_CALL_KEYS = frozenset({"name", "arguments", "arguments_raw", "id"})
 USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
 HTTP_FAULT = re.compile(r"^http_(\d{3})$")
 # `cut` breaks the connection mid-answer; `truncate` ends the answer cleanly but early (no
-# finish_reason, no [DONE]), which no transport layer notices; `hang` never answers.
-NAMED_FAULTS = frozenset({"cut", "truncate", "hang"})
+# finish_reason, no [DONE]), which no transport layer notices; `hang` never answers;
+# `raw` sends the step's `body` as it is (an HTML page, JSON that is not OpenAI's, an SSE
+# stream with a bad line): what a proxy or a wrong base URL answers.
+NAMED_FAULTS = frozenset({"cut", "truncate", "hang", "raw"})
+RAW_ONLY_KEYS = ("body", "status", "content_type")
 
 
 class ScenarioError(ValueError):
@@ -145,8 +151,14 @@ def _validate_reply(step: dict[str, Any], where: str) -> None:
         if fault not in NAMED_FAULTS and (status is None or not 400 <= status <= 599):
             raise ScenarioError(
                 f"{where}: unknown fault {fault!r} (use http_500, http_429, http_<4xx|5xx>, "
-                "cut, truncate or hang)"
+                "cut, truncate, hang or raw)"
             )
+    if fault == "raw":
+        _validate_raw(step, where)
+        return
+    for key in RAW_ONLY_KEYS:
+        if key in step:
+            raise ScenarioError(f"{where}: `{key}` is only for `fault: raw`")
     if fault is None and "content" not in step and "tool_calls" not in step:
         raise ScenarioError(f"{where}: needs `content`, `tool_calls` or `fault`")
     if "content" in step and not isinstance(step["content"], str):
@@ -158,6 +170,20 @@ def _validate_reply(step: dict[str, Any], where: str) -> None:
         step["tool_calls"] = [
             _validate_tool_call(call, f"{where} tool_calls[{i}]") for i, call in enumerate(calls)
         ]
+
+
+def _validate_raw(step: dict[str, Any], where: str) -> None:
+    """`fault: raw`: a `body` string sent as it is, with an HTTP `status` and a
+    `content_type`."""
+    if not isinstance(step.get("body"), str):
+        raise ScenarioError(f"{where}: `fault: raw` needs a string `body` (may be empty)")
+    status = step.get("status", 200)
+    if not _is_count(status, 100) or status > 599:
+        raise ScenarioError(f"{where}: `status` must be an HTTP status code (100-599)")
+    if "content_type" in step and not isinstance(step["content_type"], str):
+        raise ScenarioError(f"{where}: `content_type` must be a string")
+    if "content" in step or "tool_calls" in step:
+        raise ScenarioError(f"{where}: `fault: raw` sends `body`, not `content`/`tool_calls`")
 
 
 def _validate_numbers(step: dict[str, Any], where: str) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .completions import DEFAULT_MODEL, EXHAUSTED_CONTENT, build_reply, error_payload
 from .recording import CHAT_PATHS, RESPONSES_PATHS, RecordedRequest, RequestLog
-from .responses import send_completion, send_http_fault, send_stream
+from .responses import send_completion, send_http_fault, send_raw, send_stream
 from .responses_api import chat_view, send_responses_answer, send_responses_stream
 from .scenario import ScenarioError, Script, Step, http_fault_status
 from .wire import MAX_HEAD_BYTES, BadRequest, HttpRequest, read_request, send_json
@@ -361,6 +361,9 @@ class FakeOpenAIServer:
             # Never answer; return (and close) only once the client gives up.
             while await reader.read(65536):
                 pass
+            return
+        if fault == "raw":
+            await send_raw(writer, step, headers)
             return
         status = http_fault_status(fault)
         if status is not None:
