@@ -193,4 +193,7 @@ def build_chat_model(settings: Settings, *, model: str | None = None) -> ChatOpe
         # that is not OpenAI's can be named (model_responses.py).
         http_client=sync_client,
         http_async_client=async_client,
+        # Socket options only shape clients langchain-openai builds; with ours given, ()
+        # keeps it from warning that they would hide the proxy settings.
+        http_socket_options=(),
     )

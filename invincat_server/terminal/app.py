@@ -19,6 +19,7 @@ from invincat_server.runtime.events import (
     MemoryChanged,
     MemoryUpdating,
     TurnEnd,
+    TurnStart,
 )
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.project import Project, Projects, SessionOptions
@@ -26,15 +27,17 @@ from invincat_server.runtime.session import Session
 from invincat_server.runtime.turn import Turn
 from invincat_server.terminal.approver import Approver, AutoApprover, NoAnswer, PromptApprover
 from invincat_server.terminal.render import HumanRenderer, JsonRenderer
-from invincat_server.terminal.retry_watch import RetryWatch
+from invincat_server.terminal.retry_watch import RetryState, RetryWatch, retry_notice
 from invincat_server.terminal.rules_cli import repl_rules
 from invincat_server.terminal.stdin import Interrupted, LineReader, PlainPrompter
 
 if TYPE_CHECKING:
     # rich and prompt_toolkit (~0.25 s to import) serve only a person at a terminal: they
-    # are loaded when the REPL runs there, never for one-shot, piped or --json runs.
+    # are loaded when the REPL runs there (rich also for a one-shot chat's status line on a
+    # terminal's stderr), never for piped or --json runs.
     from invincat_server.terminal.line_editor import LineEditor
     from invincat_server.terminal.rich_render import RichRenderer
+    from invincat_server.terminal.status_line import StatusLine
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 REPL_HELP = """Commands:
@@ -86,12 +89,22 @@ class ChatApp:
             JsonRenderer() if options.json else HumanRenderer()
         )
         self.rich: RichRenderer | None = None
+        self.status: StatusLine | None = None
         if self._interactive_terminal(sys.stdout) and not os.environ.get("NO_COLOR"):
             # Colour and live status only for a person at a terminal that wants colour.
             from invincat_server.terminal.rich_render import RichRenderer
 
             self.retries = RetryWatch()  # retries are only logged by the client
             self.renderer = self.rich = RichRenderer(retries=self.retries)
+        else:
+            # Elsewhere the first retry of a turn is one line on stderr (status_line.py
+            # draws it above the live line of a one-shot chat at a terminal).
+            self.retries = RetryWatch(on_retry=self._on_retry)
+            if self._status_terminal():
+                from invincat_server.terminal.status_line import StatusLine
+
+                self.status = StatusLine(sys.stderr, self.retries)
+                self.renderer = HumanRenderer(status=self.status)
         self.session: Session | None = None
         self.current: Turn | None = None
         self.following: Turn | None = None
@@ -102,6 +115,26 @@ class ChatApp:
         """The REPL at a terminal. One-shot runs, pipes and `--json` stay plain and stable
         for scripts."""
         return not self.options.json and self.options.prompt is None and stream.isatty()
+
+    def _status_terminal(self) -> bool:
+        """A one-shot chat with a person watching stderr: the live status line goes there
+        (stdout keeps the plain answer, for `> file` too)."""
+        return (
+            self.options.prompt is not None
+            and not self.options.json
+            and sys.stderr.isatty()
+            and os.environ.get("TERM") != "dumb"
+        )
+
+    def _on_retry(self, state: RetryState) -> None:
+        if state.count != 1:
+            return  # the first retry says it; later ones show in the status line
+        where = self.settings.base_url or "the default OpenAI endpoint"
+        text = "invincat: " + retry_notice(state, where, self.settings.request_timeout)
+        if self.status is not None:
+            self.status.print_above(text)
+        else:
+            self._err(text.removeprefix("invincat: "))
 
     def _err(self, text: str) -> None:
         sys.stderr.write(f"invincat: {text}\n")
@@ -284,6 +317,8 @@ class ChatApp:
                 if ended:
                     self.renderer.post_turn(event)
                     continue
+                if isinstance(event, TurnStart) and self.retries is not None:
+                    self.retries.reset()  # earlier turns' retries are not news
                 self.renderer.event(event)
                 if isinstance(event, TurnEnd):
                     ended = True

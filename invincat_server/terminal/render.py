@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from invincat_server.runtime.events import (
     ApprovalRequested,
@@ -17,7 +17,11 @@ from invincat_server.runtime.events import (
     ToolOutput,
     ToolResult,
     TurnEnd,
+    TurnStart,
 )
+
+if TYPE_CHECKING:
+    from invincat_server.terminal.status_line import StatusLine
 
 
 class JsonRenderer:
@@ -53,15 +57,32 @@ class JsonRenderer:
 class HumanRenderer:
     """Streams the answer as it arrives; tool calls and results as compact lines."""
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        *,
+        status: StatusLine | None = None,
+    ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.prompts = self.out
         self._mid_line = False
         self.results: list[ToolResult] = []  # this session's tool results, for `/expand`
+        # A one-shot chat at a terminal: the live status line on stderr while it waits.
+        self.status = status
+
+    def _stop_status(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+
+    def _show_status(self, label: str | None = None) -> None:
+        if self.status is not None:
+            self.status.show(label)
 
     def _line(self, text: str, stream: TextIO | None = None) -> None:
         stream = stream or self.out
+        self._stop_status()  # erased first: nothing is written over or beside it
         if self._mid_line:
             self.out.write("\n")
             self._mid_line = False
@@ -76,24 +97,36 @@ class HumanRenderer:
             self._line(f"memory: {event.scope} memory updated (batch {event.batch_id})", self.err)
 
     def event(self, event: Event) -> None:
-        if isinstance(event, MessageDelta):
+        if isinstance(event, TurnStart) and self.status is not None:
+            self.status.restart_clock()
+            self._show_status("thinking…")
+        elif isinstance(event, MessageDelta):
+            # The answer streams on the same terminal: the status line stays away until
+            # the model's next step (a tool call), so it never lands inside a line.
+            self._stop_status()
             self.out.write(event.text)
             self.out.flush()
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ToolCall):
             indent = "    " * event.depth  # a subagent's calls sit under its `task`
             self._line(f"{indent}● {event.summary or event.name}")
+            self._show_status(f"running: {event.summary or event.name}…")
         elif isinstance(event, ToolResult):
             self.results.append(event)
             mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]
             indent = "    " * event.depth
             self._line(f"{indent}  {mark} {event.summary}")
+            self._show_status("thinking…")
         elif isinstance(event, ApprovalResolved):
             extra = f" — remembered: {event.remembered}" if event.remembered else ""
             self._line(f"  ✓ {event.decision}{extra}")
+            self._show_status()  # the approved call runs now
+        elif isinstance(event, ApprovalRequested):
+            self._stop_status()  # a question follows: nothing may redraw over it
         elif isinstance(event, Error):
             self._line(f"error: {event.message}", self.err)
         elif isinstance(event, TurnEnd):
+            self._stop_status()
             if self._mid_line:
                 self.out.write("\n")
                 self._mid_line = False
@@ -102,7 +135,8 @@ class HumanRenderer:
             self.out.flush()
 
     def pause(self) -> None:
-        """Before a prompt: nothing to stop here (the rich renderer stops its live area)."""
+        """Before a prompt: the status line goes (the rich renderer stops its live area)."""
+        self._stop_status()
 
     def diff_collapsed(self, request: ApprovalRequested) -> bool:
         return False  # plain output always shows the whole diff

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _STATUS = re.compile(r'"HTTP/[\d.]+ (\d{3}) ?([^"]*)"')  # httpx, with the reason phrase
@@ -34,13 +35,28 @@ class RetryState:
     at: float = 0.0
 
 
+def retry_notice(state: RetryState, where: str, timeout: float) -> str:
+    """One line saying why the model request is retried, for the first retry of a turn:
+    without it a server that never answers costs minutes of silence (3 x the timeout)."""
+    of = f" of {state.of + 1}" if state.of else ""
+    attempt = f"Invincat retries (attempt {state.count + 1}{of})"
+    if state.why.endswith("Timeout"):
+        return f"the model server at {where} is slow: no answer within {timeout:g}s; {attempt}."
+    if state.why.startswith("HTTP "):
+        return f"the model server at {where} answered {state.why}; {attempt} in {state.wait:.1f}s."
+    return f"the request to the model server at {where} failed ({state.why}); {attempt}."
+
+
 class RetryWatch(logging.Handler):
-    def __init__(self) -> None:
+    def __init__(self, on_retry: Callable[[RetryState], None] | None = None) -> None:
         super().__init__(logging.DEBUG)
         self.state = RetryState()
         self._last_failure = ""
+        self.on_retry = on_retry  # called (on the requesting thread) at each retry
 
     def emit(self, record: logging.LogRecord) -> None:
+        if isinstance(record.msg, str) and record.msg.startswith("Request options"):
+            return  # the whole request (prompt included): costly to format, never matched
         try:
             message = record.getMessage()
         except Exception:  # a malformed record must never break a turn
@@ -63,6 +79,11 @@ class RetryWatch(logging.Handler):
                 wait=float(retrying.group(1)),
                 at=time.monotonic(),
             )
+            if self.on_retry is not None:
+                try:
+                    self.on_retry(self.state)
+                except Exception:  # a notice must never break the request being retried
+                    return
 
     def reset(self) -> None:
         """A new turn: earlier retries are not news."""

@@ -112,6 +112,19 @@ def todo_checklist(items: list[dict[str, object]]) -> Text:
     return text
 
 
+def status_text(label: str, started: float, details: list[str], retries: RetryWatch | None) -> Text:
+    """The live status line's text: `label · 12s · details · retry 1 of 2 (HTTP 500) ·
+    Ctrl-C cancels` (the REPL's and the one-shot chat's, status_line.py)."""
+    elapsed = int(time.monotonic() - started)
+    parts = [f"{label} · {elapsed}s", *details]
+    retry = retries.describe() if retries else ""
+    text = Text(" · ".join(p for p in parts if p), style="dim")
+    if retry:
+        text.append(f" · {retry}", style="yellow")
+    text.append(" · Ctrl-C cancels", style="dim")
+    return text
+
+
 class RichRenderer(HumanRenderer):
     def __init__(
         self,
@@ -143,14 +156,8 @@ class RichRenderer(HumanRenderer):
 
     # -- the live area ----------------------------------------------------------------
     def _status(self) -> RenderableType:
-        elapsed = int(time.monotonic() - self._started)
         tokens = f"~{approx_tokens(self._answer_chars):,} tokens out" if self._answer_chars else ""
-        parts = [f"working · {elapsed}s", tokens, self._context]
-        retry = self.retries.describe() if self.retries else ""
-        text = Text(" · ".join(p for p in parts if p), style="dim")
-        if retry:
-            text.append(f" · {retry}", style="yellow")
-        text.append(" · Ctrl-C cancels", style="dim")
+        text = status_text("working", self._started, [tokens, self._context], self.retries)
         self._spinner.update(text=text)  # one spinner, so that it turns between refreshes
         return self._spinner
 
