@@ -55,7 +55,9 @@ class _StreamChecker:
         # langchain-openai marks every chunk made from a `choices` delta with its provider;
         # a stream event without `choices` (`{"foo": "bar"}`) becomes an unmarked empty chunk.
         message = chunk.message
-        if message.response_metadata.get("model_provider") or message.usage_metadata:
+        if message.response_metadata.get("model_provider") or getattr(
+            message, "usage_metadata", None
+        ):
             self.openai_shaped = True
         for part in getattr(chunk.message, "tool_call_chunks", None) or []:
             entry = self.calls.setdefault(part.get("index") or 0, {"name": "", "args": ""})

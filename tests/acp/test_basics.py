@@ -65,6 +65,27 @@ async def test_a_failed_turn_is_a_clear_error_and_the_session_stays_usable(
         assert client.text().endswith("Recovered.")
 
 
+async def test_an_answer_that_is_not_openai_is_named_as_over_the_terminal(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    from acp import RequestError
+
+    body = '{"foo": "bar"}'
+    fake_openai.add_steps([{"fault": "raw", "content_type": "application/json", "body": body}])
+    client = ScriptedClient()
+    async with acp_agent(invincat_env, workspace, client) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities())
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        try:
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        except RequestError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError("a failed turn answered normally")
+    assert "did not send an OpenAI-compatible response: HTTP 200" in message, message
+    assert 'content type application/json, body starts \'{"foo": "bar"}\'' in message
+
+
 async def test_resources_links_and_slash_commands(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
