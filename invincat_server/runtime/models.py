@@ -21,6 +21,7 @@ from invincat_server.runtime.model_responses import (
     ResponseProbe,
     current_probe,
     describe_response,
+    escape_controls,
     http_clients,
 )
 
@@ -132,6 +133,8 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
                     yield chunk
             except json.JSONDecodeError as exc:
                 raise checker.not_openai(_bad_event(exc)) from None
+            except _SHAPE_ERRORS as exc:
+                raise checker.not_openai(_misshapen(exc)) from exc
             finally:
                 _reset(token)
             checker.check()
@@ -147,6 +150,10 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
                 # The SDK parses each stream event as JSON; a line that is not JSON fails
                 # there, far from any mention of the server.
                 raise checker.not_openai(_bad_event(exc)) from None
+            except _SHAPE_ERRORS as exc:
+                # JSON of the wrong shape (`null`, `{"choices": [null]}`, a number for the
+                # text) fails in the SDK's or LangChain's parsing of the chunk.
+                raise checker.not_openai(_misshapen(exc)) from exc
             finally:
                 _reset(token)
             checker.check()
@@ -156,6 +163,19 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
 
 def _bad_event(exc: json.JSONDecodeError) -> str:
     return f" (a stream event is not JSON: {exc.msg} at character {exc.pos})"
+
+
+# What parsing a stream event of the wrong shape raises (pydantic's ValidationError is a
+# ValueError); the chained exception keeps the traceback for the log.
+_SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
+
+
+def _misshapen(exc: Exception) -> str:
+    from invincat_server.runtime.memory.redaction import redact_and_cut
+
+    # The parser's message may quote the event: redacted and escaped like the body.
+    first_line = escape_controls(redact_and_cut((str(exc).splitlines() or [""])[0], 120))
+    return f" (a stream event has the wrong shape: {type(exc).__name__}: {first_line})"
 
 
 def _reset(token: contextvars.Token[ResponseProbe | None]) -> None:

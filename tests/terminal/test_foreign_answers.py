@@ -46,6 +46,33 @@ CASES = {
         },
         "a stream event is not JSON",
     ),
+    # JSON of the wrong shape: each fails in the SDK's or LangChain's chunk parsing.
+    **{
+        f"sse_{name}": (
+            {"fault": "raw", "content_type": "text/event-stream", "body": f"data: {event}\n\n"},
+            "a stream event has the wrong shape",
+        )
+        for name, event in {
+            "null": "null",
+            "array": "[]",
+            "string": '"text"',
+            "null_choice": '{"choices": [null]}',
+            "number_delta": '{"choices": [{"index": 0, "delta": 5}]}',
+            "number_content": '{"choices": [{"index": 0, "delta": {"content": 7}}]}',
+        }.items()
+    },
+    "sse_null_choices": (
+        {
+            "fault": "raw",
+            "content_type": "text/event-stream",
+            "body": 'data: {"choices": null}\n\n',
+        },
+        "(no chat-completion chunk in it)",
+    ),
+    "nul_bytes_and_a_huge_page": (
+        {"fault": "raw", "content_type": "text/html", "body": "<p>\x00\x00" + "y" * 1_000_000},
+        "body starts '<p>\\x00\\x00yyy",
+    ),
     "empty_body": (
         {"fault": "raw", "content_type": "application/json", "body": ""},
         "HTTP 200, content type application/json, an empty body",
@@ -68,7 +95,7 @@ def test_an_answer_that_is_not_openai_is_named_with_what_came_back(
     ), message
     assert expected in message, message
     assert "broke mid-response" not in message and "Internal error" not in message
-    assert "\n" not in message
+    assert "\n" not in message and len(message) < 1000  # one line, the body's start only
     assert invincat_env["OPENAI_API_KEY"] not in message
     assert result.events[-1] == {**result.events[-1], "type": "turn_end", "status": "failed"}
     assert "Traceback" not in result.stderr
