@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pexpect
 import pyte
 import pytest
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.terminal.cli_process import run_invincat
-from tests.terminal.pty_terminal import Terminal
+from tests.terminal.cli_process import INVINCAT, run_invincat
+from tests.terminal.pty_terminal import DEADLINE, Terminal
 
 MODES = {"warm": None, "cold": "0"}
 ROWS, COLS = 40, 200
@@ -186,3 +187,42 @@ def test_a_server_that_does_not_answer_is_named_once_on_stderr_in_pipes(
         assert [e["type"] for e in result.events][-1] == "turn_end"  # stdout: events only
     else:
         assert result.stdout == "Finally here.\n"
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_ctrl_c_while_thinking_cancels_and_leaves_no_status_line(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+    mode: str,
+) -> None:
+    fake_openai.add_steps([{"fault": "hang"}])
+    term = at_terminal(invincat_env, mode, "hi", "--cwd", str(workspace))
+    try:
+        term.expect("thinking…")
+        term.ctrl_c()
+        term.expect("(turn cancelled)")
+        code = term.wait_exit()
+    finally:
+        term.close()
+    assert code == 130, term.screen
+    lines = final_screen(term.raw)
+    assert lines[-1].endswith("(turn cancelled)"), "\n".join(lines)
+    no_status_left(lines)
+
+
+def test_a_dumb_terminal_gets_no_status_line(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "Plain.", "delay": 1}])
+    child = pexpect.spawn(
+        INVINCAT,
+        ["chat", "hi", "--cwd", str(workspace)],
+        env={**invincat_env, "INVINCAT_WARM": "0", "TERM": "dumb"},
+        encoding="utf-8",
+        timeout=DEADLINE,
+    )
+    out = child.read()  # to the end of the output
+    child.close()
+    assert child.exitstatus == 0, out
+    assert "Plain." in out and "thinking" not in out and "\x1b[" not in out, out
