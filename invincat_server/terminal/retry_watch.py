@@ -55,8 +55,6 @@ class RetryWatch(logging.Handler):
         self.on_retry = on_retry  # called (on the requesting thread) at each retry
 
     def emit(self, record: logging.LogRecord) -> None:
-        if isinstance(record.msg, str) and record.msg.startswith("Request options"):
-            return  # the whole request (prompt included): costly to format, never matched
         try:
             message = record.getMessage()
         except Exception:  # a malformed record must never break a turn
