@@ -18,11 +18,19 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, like `seq 1000000 | head -1`
+WARM_SERVER_HELP = (
+    "One-shot chats and --stdio run in a per-user warm server that keeps the agent stack "
+    "imported (started on first use, exits after 10 idle minutes): `invincat server "
+    "status` shows it and its workers, `invincat server stop` stops it, INVINCAT_WARM=0 "
+    "turns it off (docs/warm-server.md)."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="invincat", description="Invincat: AI coding assistant with governed memory."
+        prog="invincat",
+        description="Invincat: AI coding assistant with governed memory.",
+        epilog=WARM_SERVER_HELP,
     )
     parser.add_argument("--version", action="version", version=f"invincat {__version__}")
     server = parser.add_argument_group("language server (what editors launch)")
@@ -90,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     from invincat_server.terminal.rules_cli import add_rules_parser
 
     add_rules_parser(sub)
+
+    from invincat_server.warm.manage import add_server_parser
+
+    add_server_parser(sub)
     return parser
 
 
@@ -192,7 +204,7 @@ def _run_chat(
         from invincat_server.warm.client import run_warm
         from invincat_server.warm.common import warm_setting
 
-        code = run_warm(warm_argv, explain=warm_setting(os.environ) is True)
+        code = run_warm(warm_argv, explain=warm_setting(os.environ) is True, announce=not args.json)
         if code is not None:
             return code
     import asyncio
@@ -272,6 +284,10 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         )
     if args.token_file or args.allow_remote or args.port is not None:
         parser.error("--port, --token-file and --allow-remote go with --tcp")
+    if args.command == "server":  # needs no settings: works without OPENAI_API_KEY too
+        from invincat_server.warm.manage import run_server_command
+
+        return run_server_command(args)
     from invincat_server.runtime.config import ConfigError, load_settings
 
     try:

@@ -30,6 +30,7 @@ from invincat_server.warm.common import (
     code_version,
     encode,
     messages,
+    peer_pid,
     peer_uid,
     read_message,
     socket_path,
@@ -47,9 +48,13 @@ EXIT_LOST = 1
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGWINCH)
 
 
-def run_warm(argv: list[str], *, explain: bool = False, wait: bool = True) -> int | None:
+def run_warm(
+    argv: list[str], *, explain: bool = False, wait: bool = True, announce: bool = False
+) -> int | None:
     """The command's exit status, or None if it should run cold (see the module doc).
-    `explain` (INVINCAT_WARM=1 set on purpose): say on stderr why it runs cold.
+    `explain` (INVINCAT_WARM=1 set on purpose): say on stderr why it runs cold, and that
+    this command started the server. `announce` (not --json): say the latter when stderr
+    is a terminal, so a resident process never appears without a word.
     `wait=False` (the language server, whose `initialize` must not wait for a server's
     imports): with no server listening, start one in the background for the next command
     and run this one cold."""
@@ -63,7 +68,8 @@ def run_warm(argv: list[str], *, explain: bool = False, wait: bool = True) -> in
                 if explain:
                     _note("starting the warm server for the next start; running cold")
                 return None
-            conn = conn or _start_and_connect(path, version, state_path(version))
+            say = explain or (announce and os.isatty(2))
+            conn = conn or _start_and_connect(path, version, state_path(version), say)
         except (OSError, WarmError) as exc:
             if explain:
                 _note(f"warm server unavailable ({exc}); running cold")
@@ -158,12 +164,19 @@ def _start_in_background(path: Path, version: str, state: Path) -> None:
     _launch(["/bin/sh", "-c", later, "sh", *_server_command(path, version, state)], state).wait()
 
 
-def _start_and_connect(path: Path, version: str, state: Path) -> socket.socket | None:
+def _start_and_connect(path: Path, version: str, state: Path, say: bool) -> socket.socket | None:
+    """`say`: once connected, say on stderr that we started the server, if the one serving
+    is ours (not one another client started at the same moment)."""
     server = _launch(_server_command(path, version, state), state)
     deadline = time.monotonic() + START_DEADLINE
     while time.monotonic() < deadline:
         conn = _connect(path)
         if conn is not None:
+            if say and peer_pid(conn) == server.pid:
+                _note(
+                    f"started the warm server (pid {server.pid}; `invincat server status` "
+                    "shows it, `invincat server stop` stops it, INVINCAT_WARM=0 turns it off)"
+                )
             return conn
         code = server.poll()
         if code not in (None, 0):

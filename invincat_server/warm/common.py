@@ -102,6 +102,26 @@ def runtime_dir() -> Path:
     return _private_dir(Path("/tmp") / f"invincat-{os.getuid()}")
 
 
+def runtime_dirs() -> list[Path]:
+    """The directory `runtime_dir()` picks, if it exists, is ours and private (neither
+    created nor tightened here): where every server a client with these settings can reach
+    has its socket, of any code version. For `invincat server status|stop`. A session with
+    another XDG_RUNTIME_DIR (or none: /tmp/invincat-UID) has its servers elsewhere, and
+    lists them from there; one with a private XDG_RUNTIME_DIR never touches them."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    directory = Path("/tmp") / f"invincat-{os.getuid()}"
+    if base and os.path.isabs(base):
+        candidate = Path(base) / "invincat"
+        if len(os.fsencode(candidate / _SOCKET_NAME_EXAMPLE)) <= _MAX_SOCKET_PATH:
+            directory = candidate
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return []
+    private = not info.st_mode & 0o077 and info.st_uid == os.getuid()
+    return [directory] if stat.S_ISDIR(info.st_mode) and private else []
+
+
 def _private_dir(directory: Path) -> Path:
     """`directory`, created 0700; WarmError when it is a symlink, not ours, or open to
     others and not ours to tighten (a directory another user controls could hold a
@@ -191,3 +211,13 @@ def read_message(sock: socket.socket, start: bytes = b"") -> dict[str, Any] | No
     if not isinstance(message, dict):
         raise ValueError("message is not an object")
     return message
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of /proc/PID/stat (T: stopped), None when there is no such process
+    or it has exited (a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+    return None if state in ("Z", "X") else state

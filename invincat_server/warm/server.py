@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from setproctitle import setproctitle
+
 from invincat_server.import_path import drop_directory, drop_working_directory
 from invincat_server.warm.common import (
     DEFAULT_IDLE_SECONDS,
@@ -38,7 +40,15 @@ from invincat_server.warm.common import (
     messages,
     peer_pid,
     peer_uid,
+    process_state,
     read_message,
+)
+from invincat_server.warm.control import (
+    ServerState,
+    Worker,
+    answer,
+    describe_request,
+    process_title,
 )
 
 logger = logging.getLogger("invincat_server.warm")
@@ -98,10 +108,11 @@ def warm_up() -> None:
                 logger.warning("could not preload %s", name, exc_info=True)
 
 
-def serve(path: Path, version: str, state: Path) -> int:
-    """Listen on `path` until idle for `idle_seconds()` or the code changes. One server
-    per `state` (`$INVINCAT_HOME/run/chat-VERSION`): it holds `state.lock` while it lives."""
-    lock = os.open(f"{state}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+def serve(path: Path, version: str, state_file: Path) -> int:
+    """Listen on `path` until idle for `idle_seconds()`, the code changes or `invincat
+    server stop`. One server per `state_file` (`RUNTIME/invincat/chat-VERSION`): it holds
+    `state_file.lock` while it lives."""
+    lock = os.open(f"{state_file}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -134,10 +145,10 @@ def serve(path: Path, version: str, state: Path) -> int:
     signal.signal(signal.SIGTERM, _exit_on_signal)
     logger.info("serving %s (version %s, pid %d)", path, version, os.getpid())
     idle, last_used = idle_seconds(), time.monotonic()
-    clients: dict[int, int] = {}  # worker pid -> the pid of the client it serves
+    state = ServerState(version, path, Path(f"{state_file}.log"), idle)
     try:
         while True:
-            _wake_abandoned_workers(clients)
+            _wake_abandoned_workers(state.workers)
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
@@ -148,14 +159,16 @@ def serve(path: Path, version: str, state: Path) -> int:
                     logger.info("the code changed (or the socket was replaced); exiting")
                     return 0
                 continue
-            last_used = time.monotonic()
             if code_version() != version:
                 conn.close()  # the client retries with a fresh server
                 logger.info("the code changed; exiting")
                 return 0
-            served = _accept(conn, inherited=(listener.fileno(), lock))
-            if served is not None:
-                clients[served[0]] = served[1]
+            outcome = _accept(conn, (listener.fileno(), lock), state)
+            if outcome == "stop":
+                logger.info("stopped by `invincat server stop`")
+                return 0
+            if outcome == "worker":  # a status request does not keep an idle server alive
+                last_used = time.monotonic()
     finally:
         listener.close()
         if _still_ours(path, inode):
@@ -174,62 +187,59 @@ def _still_ours(path: Path, inode: int) -> bool:
         return False
 
 
-def _wake_abandoned_workers(clients: dict[int, int]) -> None:
+def _wake_abandoned_workers(workers: dict[int, Worker]) -> None:
     """A worker stopped with its client (Ctrl-Z, docs/warm-server.md) whose client then
     died (`kill -9` of the suspended job) would stay stopped for ever: it cannot even see
     its connection close. Continue it with a hang-up, as the kernel does for a stopped
     process whose process group is orphaned; it then ends like a cold process whose
     terminal went away (any approval it waited for stays pending on disk)."""
-    for worker, client in list(clients.items()):
-        state = _process_state(worker)
+    for worker, info in list(workers.items()):
+        state = process_state(worker)
         if state is None:
-            del clients[worker]  # ended (reaped by the kernel: SIGCHLD is ignored)
-        elif state == "T" and _process_state(client) is None:
-            logger.info("worker %d stopped, its client %d gone: hanging up", worker, client)
+            del workers[worker]  # ended (reaped by the kernel: SIGCHLD is ignored)
+        elif state == "T" and process_state(info.client) is None:
+            logger.info("worker %d stopped, its client %d gone: hanging up", worker, info.client)
             with contextlib.suppress(OSError):
                 os.killpg(worker, signal.SIGHUP)
                 os.killpg(worker, signal.SIGCONT)
-            del clients[worker]
+            del workers[worker]
 
 
-def _process_state(pid: int) -> str | None:
-    """The state letter of /proc/PID/stat (T: stopped), None when there is no such process
-    or it has exited (a zombie)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
-    return None if state in ("Z", "X") else state
-
-
-def _accept(conn: socket.socket, inherited: tuple[int, ...]) -> tuple[int, int] | None:
-    """Check who connected, read the request, fork the worker. `inherited`: the server's
-    listening socket and lock, which the worker closes at once: a worker that outlives a
-    crashed server (waiting at an approval) must not keep the socket accepting into a
-    backlog nobody reads, nor the lock that lets the next server start."""
+def _accept(conn: socket.socket, inherited: tuple[int, ...], state: ServerState) -> str | None:
+    """Check who connected, read the request, then answer a control request ("control";
+    "stop" when the server should exit) or fork the worker ("worker"). `inherited`: the
+    server's listening socket and lock, which the worker closes at once: a worker that
+    outlives a crashed server (waiting at an approval) must not keep the socket accepting
+    into a backlog nobody reads, nor the lock that lets the next server start."""
     fds: list[int] = []
     try:
-        uid = peer_uid(conn)
+        uid = peer_uid(conn)  # before reading anything, control requests included
         if uid != os.getuid():
             logger.warning("refused a connection from uid %d", uid)
             return None
         conn.settimeout(REQUEST_TIMEOUT)
         first, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
         request = read_message(conn, first) if first else None
+        if request is not None and "control" in request:
+            return "stop" if answer(conn, request, state) else "control"
         if request is None or len(fds) != 3:
             logger.warning("incomplete request; ignored")
             return None
+        client = peer_pid(conn)
+        serves, project = describe_request(request, client)
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
                 for fd in inherited:
                     os.close(fd)
+                setproctitle(process_title(Worker(os.getpid(), client, serves, project)))
                 code = _worker(conn, request, fds)
             finally:
                 os._exit(code)
         logger.info("worker %d started", pid)
-        return pid, peer_pid(conn)
+        state.workers[pid] = Worker(pid, client, serves, project)
+        return "worker"
     except (OSError, ValueError) as exc:
         logger.warning("bad request: %s", exc)
         return None
@@ -329,6 +339,8 @@ def _relay_signals(conn: socket.socket) -> None:
 
 def main() -> int:
     drop_working_directory()  # started with -I from / already; also if run by hand
+    # What `ps` shows instead of `python -I -m invincat_server.warm.server ...`.
+    setproctitle("invincat: warm server")
     path, version, state = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     # Our own logger, not the root one: workers keep a cold process's logging untouched.
     fd = os.open(f"{state}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
