@@ -24,6 +24,11 @@ WARM_SERVER_HELP = (
     "status` shows it and its workers, `invincat server stop` stops it, INVINCAT_WARM=0 "
     "turns it off (docs/warm-server.md)."
 )
+STDIO_AT_A_TERMINAL = (
+    "invincat: this is the language server for editors (LSP on stdin/stdout): it waits "
+    "for an editor's messages, typed text is not a chat. To chat here, run `invincat chat` "
+    '(or `invincat chat "PROMPT"`). Ctrl-C leaves.'
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -177,6 +182,15 @@ def _stdio_in_warm_server() -> int | None:
     return run_warm(["--stdio"], explain=setting is True, wait=False)
 
 
+def _explain_stdio_at_a_terminal(stdio: bool) -> None:
+    """`invincat --stdio` typed at a shell would otherwise wait in silence: an editor never
+    gives the language server a terminal, so a terminal on stdin means a person. Said on
+    stderr (stdout is the protocol's), then it serves as usual."""
+    if not stdio or not os.isatty(0):
+        return
+    print(STDIO_AT_A_TERMINAL, file=sys.stderr, flush=True)
+
+
 def _quiet_broken_pipe() -> int:
     """Whoever read our stdout stopped (`invincat threads list | head -1`): exit quietly,
     with the code a process killed by SIGPIPE has, instead of a traceback. Python ignores
@@ -253,6 +267,7 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         # imports and subparsers before the server can answer `initialize`). Also when the
         # flag comes twice: vscode-languageclient appends `--stdio` to the configured
         # arguments for its stdio transport.
+        _explain_stdio_at_a_terminal(True)
         if warm:
             code = _stdio_in_warm_server()
             if code is not None:
@@ -270,6 +285,7 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         return serve_acp()
     if args.stdio or args.tcp or args.socket:
         _check_transport(parser, args)
+        _explain_stdio_at_a_terminal(args.stdio)
         # Settings errors are the server's to report (window/showMessage), not an exit.
         from pathlib import Path
 
