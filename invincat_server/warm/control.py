@@ -76,9 +76,11 @@ def describe_request(request: dict[str, Any], client: int) -> tuple[str, str]:
     language server, anything else the chat command line. The project is the root found
     from the directory it works in (`--cwd DIR`, else the client's directory); for the
     language server, the directory the editor started it in."""
-    argv = [str(a) for a in request.get("argv") or []]
+    raw_argv, cwd = request.get("argv"), request.get("cwd")
+    # Only described here: a malformed request still fails in its own worker, as before.
+    argv = [str(a) for a in raw_argv] if isinstance(raw_argv, list) else []
     serves = "stdio" if "--stdio" in argv else "chat"
-    directory = Path(str(request.get("cwd") or "/"))
+    directory = Path(cwd if isinstance(cwd, str) and cwd else "/")
     for index, arg in enumerate(argv):
         if arg == "--cwd" and index + 1 < len(argv):
             directory = directory / argv[index + 1]

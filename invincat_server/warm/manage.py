@@ -137,18 +137,23 @@ def _status_lines(server: dict[str, Any]) -> list[str]:
             f"  socket  {server['socket']}",
             f"  log     {server['log']}",
         ]
-    idle = _duration(float(server.get("idleExitSeconds") or 0))
+    idle = _duration(_number(server.get("idleExitSeconds")))
+    up = _duration(_number(server.get("uptimeSeconds")))
     lines = [
-        f"warm server pid {server['pid']}: Invincat {server['version']}, code version "
+        f"warm server pid {server['pid']}: Invincat {server.get('version')}, code version "
         f"{server['codeVersion']} ({which})",
-        f"  up      {_duration(float(server['uptimeSeconds']))} (exits after {idle} idle)",
+        f"  up      {up} (exits after {idle} idle)",
         f"  socket  {server['socket']}",
         f"  log     {server['log']}",
     ]
-    workers = server.get("workers") or []
+    workers = [w for w in server.get("workers") or [] if isinstance(w, dict)]
     lines.append(f"  workers {len(workers)}" + (":" if workers else ""))
     lines.extend(f"    {_worker_line(worker)}" for worker in workers)
     return lines
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def _worker_line(worker: dict[str, Any]) -> str:

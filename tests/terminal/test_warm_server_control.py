@@ -5,8 +5,11 @@ that never keeps the client's directory, and the one line saying that a chat sta
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -310,3 +313,78 @@ def test_with_json_or_in_a_pipe_only_invincat_warm_1_says_it(
     assert said.code == 0
     [(_sock, pid)] = [item for item in warm_servers(runtime).items() if alive(item[1])]
     assert f"invincat: started the warm server (pid {pid};" in said.stderr
+
+
+def ask_raw(sock: Path, body: bytes) -> bytes:
+    """Send one framed message (any bytes) and return all the server answers."""
+    conn = socket.socket(socket.AF_UNIX)
+    conn.settimeout(DEADLINE)
+    with conn:
+        conn.connect(str(sock))
+        try:
+            conn.sendall(struct.pack(">I", len(body)) + body)
+        except BrokenPipeError:
+            return b""
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+        return reply
+
+
+def test_malformed_control_and_work_requests_cost_only_themselves(
+    fake_openai: FakeOpenAIServer, warm_env: dict[str, str], runtime: Path, workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "warm"}])
+    assert run_invincat(["chat", "hi", "--json", "--cwd", str(workspace)], warm_env).code == 0
+    [(sock, pid)] = warm_servers(runtime).items()
+    bad = [
+        {"control": "reboot"},
+        {"control": None},
+        {"control": 5},
+        {"control": ["status"]},
+        {"control": "stop\0"},
+        {"control": "stop", "force": "yes"},  # not `true`: no force (sent below)
+    ]
+    for message in bad[:-1]:
+        reply = ask_raw(sock, json.dumps(message).encode())
+        assert b'"error": "unknown control request' in reply, (message, reply)
+    assert ask_raw(sock, b"not json") == b""  # closed, nothing else
+    assert ask_raw(sock, b'"a string"') == b""
+    assert ask_raw(sock, b"\0" * 100) == b""
+    # Work requests (descriptors missing) with argv/cwd of the wrong type, a NUL byte.
+    for message in ({"argv": 5, "cwd": None}, {"argv": ["chat"], "cwd": "/tmp\0x"}):
+        assert ask_raw(sock, json.dumps(message).encode()) == b""
+    # ... and with the three descriptors: each costs its own worker only.
+    for message in ({"argv": 5, "cwd": None}, {"argv": None, "cwd": 7}, {"cwd": "/x\0"}):
+        body = json.dumps(message).encode()
+        with open(os.devnull, "r+b") as null, socket.socket(socket.AF_UNIX) as conn:
+            conn.settimeout(DEADLINE)
+            conn.connect(str(sock))
+            fd = null.fileno()
+            socket.send_fds(conn, [struct.pack(">I", len(body)) + body], [fd, fd, fd])
+            with contextlib.suppress(ConnectionResetError):
+                while conn.recv(65536):  # until the worker (or the server) closes it
+                    pass
+        assert alive(pid), message
+        assert status(warm_env)[1][0]["pid"] == pid  # and it still answers
+    conn = socket.socket(socket.AF_UNIX)
+    with conn:  # a huge announced size: refused before it is read
+        conn.connect(str(sock))
+        conn.sendall(struct.pack(">I", 2**31))
+        assert conn.recv(10) == b""
+    assert alive(pid)
+    code, [server] = status(warm_env)
+    assert code == 0 and server["pid"] == pid
+    # A truthy non-boolean force is no force: with a worker running, stop still refuses.
+    fake_openai.add_steps([write_step("f.txt"), {"content": "done"}])
+    chat = LiveInvincat(["chat", "write", "--json", "--cwd", str(workspace)], warm_env)
+    try:
+        chat.wait_for("approval_requested")
+        reply = ask_raw(sock, json.dumps(bad[-1]).encode())
+        assert b'"stopped": false' in reply and alive(pid)
+        chat.send("n\n\n")
+        assert chat.finish() == 0
+    finally:
+        if chat.proc.poll() is None:
+            chat.kill()
+    assert not (workspace / "f.txt").exists()
