@@ -267,7 +267,7 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         # imports and subparsers before the server can answer `initialize`). Also when the
         # flag comes twice: vscode-languageclient appends `--stdio` to the configured
         # arguments for its stdio transport.
-        _explain_stdio_at_a_terminal(True)
+        _explain_stdio_at_a_terminal(warm)  # a worker's client said it already
         if warm:
             code = _stdio_in_warm_server()
             if code is not None:
@@ -285,7 +285,7 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         return serve_acp()
     if args.stdio or args.tcp or args.socket:
         _check_transport(parser, args)
-        _explain_stdio_at_a_terminal(args.stdio)
+        _explain_stdio_at_a_terminal(args.stdio and warm)
         # Settings errors are the server's to report (window/showMessage), not an exit.
         from pathlib import Path
 

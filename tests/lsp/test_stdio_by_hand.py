@@ -13,9 +13,10 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from invincat_server.testing.fake_openai import FakeOpenAIServer
 from invincat_server.testing.fixtures import private_runtime_dir
 from tests.deadlines import DEADLINE
-from tests.terminal.cli_process import INVINCAT
+from tests.terminal.cli_process import INVINCAT, run_invincat
 
 
 @pytest.fixture
@@ -30,11 +31,14 @@ def warm_env(invincat_env: dict[str, str]) -> Iterator[dict[str, str]]:
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
 
 
-@pytest.mark.parametrize("warm", ["0", None])
+@pytest.mark.parametrize("warm", ["cold", "starts a server", "served by a worker"])
 def test_stdio_typed_at_a_terminal_says_what_it_is_and_still_serves(
-    warm: str | None, warm_env: dict[str, str], workspace: Path
+    warm: str, warm_env: dict[str, str], workspace: Path, fake_openai: FakeOpenAIServer
 ) -> None:
-    env = {**warm_env, "INVINCAT_WARM": warm} if warm else warm_env
+    env = {**warm_env, "INVINCAT_WARM": "0"} if warm == "cold" else warm_env
+    if warm == "served by a worker":  # a one-shot chat leaves a warm server running
+        fake_openai.add_steps([{"content": "warm"}])
+        assert run_invincat(["chat", "hi", "--json", "--cwd", str(workspace)], env).code == 0
     child = pexpect.spawn(INVINCAT, ["--stdio"], env=env, cwd=str(workspace), timeout=DEADLINE)
     try:
         child.expect("this is the language server for editors")
@@ -45,6 +49,8 @@ def test_stdio_typed_at_a_terminal_says_what_it_is_and_still_serves(
         body = json.dumps(INITIALIZE).encode()
         child.send(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         child.expect(rb'"capabilities": ?\{')
+        # Said once, by the process the user started (not again by a worker).
+        assert b"language server for editors" not in child.before
         child.sendcontrol("c")
     finally:
         child.close(force=True)
