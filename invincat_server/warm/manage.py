@@ -42,7 +42,8 @@ def add_server_parser(sub: Any) -> None:
         help="the warm server that runs one-shot chats and --stdio: status, stop",
         description="See or stop this user's warm servers (docs/warm-server.md).",
     )
-    commands = server.add_subparsers(dest="server_command", required=True)
+    # The metavar names the choices in "required" errors (not the `server_command` dest).
+    commands = server.add_subparsers(dest="server_command", metavar="{status,stop}", required=True)
     status = commands.add_parser("status", help="pid, version, uptime, workers, socket, log")
     status.add_argument("--json", action="store_true", help='print {"servers": [...]}')
     stop = commands.add_parser(

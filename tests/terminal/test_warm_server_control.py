@@ -388,3 +388,18 @@ def test_malformed_control_and_work_requests_cost_only_themselves(
         if chat.proc.poll() is None:
             chat.kill()
     assert not (workspace / "f.txt").exists()
+
+
+def test_help_names_the_warm_server_and_its_command(invincat_env: dict[str, str]) -> None:
+    shown = run_invincat(["--help"], invincat_env)
+    assert shown.code == 0
+    text = " ".join(shown.stdout.split())  # argparse wraps the epilog at the terminal width
+    assert "per-user warm server" in text and "`invincat server status`" in text
+    assert "INVINCAT_WARM=0 turns it off" in text
+    server = run_invincat(["server", "--help"], invincat_env)
+    assert server.code == 0 and "status" in server.stdout and "stop" in server.stdout
+    stop = run_invincat(["server", "stop", "--help"], invincat_env)
+    assert "--force" in stop.stdout
+    alone = run_invincat(["server"], invincat_env)  # which one: a usage error naming them
+    assert alone.code == 2 and "{status,stop}" in alone.stderr
+    assert "server_command" not in alone.stderr
