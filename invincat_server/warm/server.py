@@ -58,6 +58,8 @@ logger = logging.getLogger("invincat_server.warm")
 WARM_MODULES = (
     "invincat_server.cli",
     "invincat_server.terminal.app",
+    "invincat_server.terminal.line_editor",
+    "invincat_server.terminal.rich_render",
     "invincat_server.runtime.session",
     "invincat_server.runtime.agent_stack",
     "invincat_server.runtime.agents.main_agent",
