@@ -30,6 +30,7 @@ from invincat_server.terminal.render import HumanRenderer, JsonRenderer
 from invincat_server.terminal.retry_watch import RetryState, RetryWatch, retry_notice
 from invincat_server.terminal.rules_cli import repl_rules
 from invincat_server.terminal.stdin import Interrupted, LineReader, PlainPrompter
+from invincat_server.terminal.type_ahead import QuietTerminal, quiet_terminal
 
 if TYPE_CHECKING:
     # rich and prompt_toolkit (~0.25 s to import) serve only a person at a terminal: they
@@ -110,6 +111,7 @@ class ChatApp:
         self.following: Turn | None = None
         self.interrupted = False
         self._printing: set[asyncio.Future[None]] = set()
+        self.quiet: QuietTerminal | None = None
 
     def _interactive_terminal(self, stream: TextIO) -> bool:
         """The REPL at a terminal. One-shot runs, pipes and `--json` stay plain and stable
@@ -141,6 +143,19 @@ class ChatApp:
         sys.stderr.flush()
 
     async def run(self) -> int:
+        typed = ""
+        if self._interactive_terminal(sys.stdout) and sys.stdin.isatty():
+            # At once, before the slow part: from here keys typed ahead are not echoed and
+            # keep their Enters (type_ahead.py).
+            self.quiet = quiet_terminal(sys.stdin.fileno())
+            typed = self.quiet.enter() if self.quiet is not None else ""
+        try:
+            return await self._run(typed)
+        finally:
+            if self.quiet is not None:
+                self.quiet.restore()
+
+    async def _run(self, typed: str) -> int:
         cwd = Path(self.options.cwd or ".").expanduser()
         if not cwd.is_dir():
             self._err(f"--cwd {cwd} is not a directory.")
@@ -172,11 +187,15 @@ class ChatApp:
         for notice in await asyncio.to_thread(project.notices):
             self._err(notice)  # stderr in both modes: --json stdout stays events only
         self.reader = self._input(workspace)
+        if typed and not isinstance(self.reader, PlainPrompter):
+            self.reader.type_ahead(typed)
         self.approver: Approver = (
             AutoApprover() if self.options.yes else PromptApprover(self.renderer, self.reader)
         )
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        if self.quiet is not None:
+            loop.add_signal_handler(signal.SIGTSTP, self.quiet.suspend)
         if self.retries is not None:
             self.retries.install()
         try:
@@ -189,6 +208,7 @@ class ChatApp:
             return EXIT_FAILED
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            loop.remove_signal_handler(signal.SIGTSTP)
             if self.retries is not None:
                 self.retries.uninstall()
 
@@ -254,6 +274,7 @@ class ChatApp:
 
     async def _decide(self, request: ApprovalRequested) -> dict[str, object]:
         self.renderer.pause()
+        self._discard_type_ahead()
         try:
             return await self.approver.decide(request)
         except NoAnswer:
@@ -261,6 +282,17 @@ class ChatApp:
                 f"input ended; approval {request.approval_id} is still pending. Resume with "
                 f"`invincat chat --thread {request.thread_id}`."
             ) from None
+
+    def _discard_type_ahead(self) -> None:
+        """Keys typed before an approval question was shown never answer it: a line meant
+        as the next prompt (or a stray `y`) must not decide what runs (docs/security.md)."""
+        dropped = self.reader.discard_type_ahead()
+        if self.quiet is not None:
+            dropped += self.quiet.discard()
+        if dropped:
+            self.renderer.note(
+                "(what was typed before this question was dropped: only keys typed now answer it)"
+            )
 
     async def _decide_while_running(
         self, turn: Turn, request: ApprovalRequested

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -23,7 +24,10 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import FileHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.input import create_input
+from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
+from prompt_toolkit.input.vt100_parser import Vt100Parser
+from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 
 from invincat_server.runtime import private_files
 from invincat_server.terminal.stdin import Interrupted
@@ -156,7 +160,10 @@ class LineEditor:
         os.close(private_files.open_file(history_file, flags, root=history_file.parent.parent))
         self._menu: list[str] = []
         self._showing: Application[str] | None = None
+        # One input for both sessions, so keys typed ahead are known in one place.
+        self._input = create_input(sys.stdin)
         self._chat: PromptSession[str] = PromptSession(
+            input=self._input,
             history=FileHistory(str(history_file)),
             completer=completer,
             complete_while_typing=False,  # Tab completes; typing stays undisturbed
@@ -165,8 +172,22 @@ class LineEditor:
         )
         # Answers (approval menus, reasons, JSON) are not chat prompts: no shared history.
         self._answers: PromptSession[str] = PromptSession(
+            input=self._input,
             key_bindings=_bindings(lambda: self._menu),
         )
+
+    def type_ahead(self, keys: str) -> None:
+        """Give the next prompt `keys` (as a terminal sends them) as if typed at it."""
+        presses: list[KeyPress] = []
+        parser = Vt100Parser(presses.append)
+        parser.feed(keys)
+        parser.flush()
+        store_typeahead(self._input, presses)
+
+    def discard_type_ahead(self) -> int:
+        """Drop the keys a prompt read beyond its Enter (kept for the next prompt); returns
+        how many. Before an approval: only keys typed at the question answer it."""
+        return len(get_typeahead(self._input))
 
     @property
     def busy(self) -> bool:

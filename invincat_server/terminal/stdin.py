@@ -7,7 +7,10 @@ A daemon thread reads lines so that Ctrl-C and process exit never wait on a bloc
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
+import termios
 import threading
 from collections.abc import Callable, Iterable
 from typing import TextIO
@@ -25,6 +28,11 @@ class LineReader:
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
         self._loop = asyncio.get_running_loop()
         self._eof = False
+        try:
+            self.fileno = self._stream.fileno()
+            self.interactive = os.isatty(self.fileno)
+        except (OSError, ValueError):
+            self.fileno, self.interactive = -1, False
         threading.Thread(target=self._pump, name="invincat-stdin", daemon=True).start()
 
     def _pump(self) -> None:
@@ -37,6 +45,16 @@ class LineReader:
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
                 return
             self._loop.call_soon_threadsafe(self._queue.put_nowait, line.rstrip("\r\n"))
+
+    def discard(self) -> int:
+        """Drop the lines read ahead (an end of input stays); returns how many."""
+        dropped = 0
+        while not self._queue.empty():
+            if self._queue.get_nowait() is None:
+                self._eof = True
+            else:
+                dropped += 1
+        return dropped
 
     async def readline(self) -> str | None:
         """The next line without its newline, or None at end of input."""
@@ -65,6 +83,15 @@ class PlainPrompter:
         self.stream.write(prompt)
         self.stream.flush()
         return await self.reader.readline()
+
+    def discard_type_ahead(self) -> int:
+        """Lines typed at a terminal before an approval was asked are no answers to it.
+        From a pipe or file they are the answers, given in advance on purpose: kept."""
+        if not self.reader.interactive:
+            return 0
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcflush(self.reader.fileno, termios.TCIFLUSH)
+        return self.reader.discard()
 
     async def print_above(self, write: Callable[[], None]) -> None:
         write()

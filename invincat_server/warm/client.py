@@ -20,10 +20,12 @@ import signal
 import socket
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from invincat_server.warm.common import (
     WarmError,
@@ -199,17 +201,36 @@ def _text_format(stream: object) -> list[str] | None:
     return None
 
 
-def _suspender(group: int) -> Callable[[int, FrameType | None], None]:
+def _terminal_modes() -> list[Any] | None:
+    """The modes of our terminal (stdin), None when stdin is no terminal."""
+    try:
+        return termios.tcgetattr(0)
+    except (termios.error, OSError):
+        return None
+
+
+def _set_terminal_modes(modes: list[Any] | None) -> None:
+    if modes is not None:
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcsetattr(0, termios.TCSADRAIN, modes)
+
+
+def _suspender(group: int, modes: list[Any] | None) -> Callable[[int, FrameType | None], None]:
     """Ctrl-Z while a turn streams: the terminal stops only us (the worker is in another
     session), so stop the worker's group first (its tool commands too, as in a cold run),
-    then ourselves; when the shell continues us (`fg`, `bg`), continue it."""
+    then ourselves; when the shell continues us (`fg`, `bg`), continue it. The shell gets
+    its terminal back in the `modes` it handed us (a REPL's worker turns echo off while a
+    turn runs, and a stopped worker cannot set it back), and the worker its own on `fg`."""
 
     def suspend(_number: int, _frame: FrameType | None) -> None:
         with contextlib.suppress(OSError):
             os.killpg(group, signal.SIGSTOP)
+        workers = _terminal_modes()
+        _set_terminal_modes(modes)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
         signal.signal(signal.SIGTSTP, suspend)
+        _set_terminal_modes(workers)
         with contextlib.suppress(OSError):
             os.killpg(group, signal.SIGCONT)
 
@@ -217,6 +238,7 @@ def _suspender(group: int) -> Callable[[int, FrameType | None], None]:
 
 
 def _run(conn: socket.socket, argv: list[str]) -> int | None:
+    modes = _terminal_modes()  # as the shell handed the terminal to us, before any worker
     try:
         mask = os.umask(0)  # the only way to read it; set back at once
         os.umask(mask)
@@ -255,7 +277,7 @@ def _run(conn: socket.socket, argv: list[str]) -> int | None:
     previous = {number: signal.signal(number, forward) for number in FORWARDED}
     group = started["started"]  # the worker's pid, which is also its process group's id
     if isinstance(group, int) and group > 1:  # never 0 or 1: killpg would hit our own group
-        previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, _suspender(group))
+        previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, _suspender(group, modes))
     try:
         for message in messages(conn):
             if "exit" in message:
@@ -263,5 +285,6 @@ def _run(conn: socket.socket, argv: list[str]) -> int | None:
         _note("the warm server's worker ended without an exit status")
         return EXIT_LOST
     finally:
+        _set_terminal_modes(modes)  # also when a worker died with echo off
         for number, handler in previous.items():
             signal.signal(number, handler)
