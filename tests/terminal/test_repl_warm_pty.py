@@ -11,6 +11,7 @@ import signal
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from invincat_server.testing.fixtures import warm_workers
@@ -76,6 +77,50 @@ def test_a_worker_killed_mid_turn_leaves_the_shells_terminal_echoing(
         shell.expect_exact("END-OF-STTY")  # the echo of the command line: echo works
         shell.expect_exact("END-OF-STTY")
         modes = shell.before
+    finally:
+        shell.close(force=True)
+    assert re.search(r"(?<![-\w])echo\b", modes) and re.search(r"(?<![-\w])icrnl\b", modes), modes
+
+
+@pytest.mark.parametrize("warm", ["1", "0"], ids=["warm", "cold"])
+def test_ctrl_z_mid_turn_gives_the_shell_an_echoing_terminal_and_fg_resumes(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, warm: str
+) -> None:
+    """dash, which (unlike bash) does not reset the terminal for a stopped job itself."""
+    fake_openai.add_steps([{"content": "Streaming " + "word " * 400, "chunk_delay": 0.2}])
+    shell = pexpect.spawn(
+        "dash",
+        ["-i"],
+        env={
+            **invincat_env,
+            "INVINCAT_WARM": warm,
+            "PS1": "$ ",
+            "PROMPT_TOOLKIT_NO_CPR": "1",
+            "TERM": "xterm-256color",
+        },
+        encoding="utf-8",
+        timeout=DEADLINE,
+        dimensions=(40, 200),
+    )
+    try:
+        shell.expect_exact("$ ")
+        shell.sendline(shlex.join([INVINCAT, "chat", "--cwd", str(workspace)]))
+        shell.expect_exact("›")
+        shell.send("talk slowly\r")
+        shell.expect_exact("Streaming")
+        shell.send("\x1a")  # Ctrl-Z
+        shell.expect("Stopped")
+        shell.sendline("stty -a; echo END-OF-STTY")
+        shell.expect_exact("END-OF-STTY")  # the echo of the command line: echo works
+        shell.expect_exact("END-OF-STTY")
+        modes = shell.before
+        shell.sendline("fg")
+        shell.expect_exact("word")  # streaming again
+        shell.sendintr()  # Ctrl-C cancels the turn
+        shell.expect_exact("(turn cancelled)")
+        shell.expect_exact("›")
+        shell.sendeof()
+        shell.expect_exact("$ ")
     finally:
         shell.close(force=True)
     assert re.search(r"(?<![-\w])echo\b", modes) and re.search(r"(?<![-\w])icrnl\b", modes), modes
