@@ -164,11 +164,11 @@ class ChatApp:
         projects = Projects(self.settings)
         project = projects.open(cwd)
         try:
-            return await self._run_project(project)
+            return await self._run_project(project, typed)
         finally:
             await projects.release(project)
 
-    async def _run_project(self, project: Project) -> int:
+    async def _run_project(self, project: Project, typed: str) -> int:
         workspace = Workspace(project.root)
         if self.rich is not None:
             self.rich.root = workspace.root
