@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     threads = sub.add_parser("threads", help="saved threads")
-    threads_sub = threads.add_subparsers(dest="threads_command", required=True)
+    threads_sub = threads.add_subparsers(dest="threads_command", metavar="COMMAND")
     from invincat_server.terminal.threads_cli import add_threads_subcommands
 
     add_threads_subcommands(threads_sub)
@@ -107,7 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
     from invincat_server.warm.manage import add_server_parser
 
     add_server_parser(sub)
+    _help_when_no_subcommand(sub, ("threads", "memory", "rules"))
     return parser
+
+
+def _help_when_no_subcommand(sub: argparse._SubParsersAction, groups: tuple[str, ...]) -> None:
+    """`invincat threads` alone prints the threads help (exit 2), not argparse's "the
+    following arguments are required: threads_command": the groups' subcommands are
+    optional to argparse and `_run` checks for them (`group_help` below)."""
+    for name in groups:
+        group = sub.choices[name]
+        group.set_defaults(group_help=group.format_help)
 
 
 def _check_transport(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -305,6 +315,9 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         from invincat_server.warm.manage import run_server_command
 
         return run_server_command(args)
+    if hasattr(args, "group_help") and getattr(args, f"{args.command}_command") is None:
+        print(args.group_help(), end="", file=sys.stderr)  # `invincat threads` alone
+        return EXIT_USAGE
     from invincat_server.runtime.config import ConfigError, load_settings
 
     try:

@@ -51,7 +51,7 @@ def add_memory_parser(subparsers: Any) -> None:
     # Accept --cwd after the subcommand too; SUPPRESS keeps it from overwriting the above.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    sub = memory.add_subparsers(dest="memory_command", required=True, metavar="COMMAND")
+    sub = memory.add_subparsers(dest="memory_command", metavar="COMMAND")
 
     listing = sub.add_parser("list", parents=[common], help="list entries")
     listing.add_argument("--scope", choices=("user", "project"))

@@ -32,7 +32,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 def add_rules_parser(subparsers: Any) -> None:
     rules = subparsers.add_parser("rules", help="'always allow' approval rules: list, revoke")
-    rules_sub = rules.add_subparsers(dest="rules_command", required=True)
+    rules_sub = rules.add_subparsers(dest="rules_command", metavar="COMMAND")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--cwd", metavar="DIR", help="project directory (default: current)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
