@@ -139,14 +139,18 @@ async def _prune(records: Records, args: argparse.Namespace) -> int:
             waiting.append((info, pending))
         else:
             plain.append(info)
-    chosen: list[ThreadInfo] = []
-    if plain:
-        print(f"{len(plain)} thread(s) last used more than {args.older_than:g} days ago:")
-        for info in plain:
-            print(f"  {_describe(info)}")
-        if args.yes or confirm(f"Delete these {len(plain)} thread(s)? This cannot be undone."):
-            chosen += plain
-    chosen += [info for info, pending in waiting if _delete_waiting(info, pending, args)]
+    print(f"{len(old)} thread(s) last used more than {args.older_than:g} days ago:")
+    for info in plain:
+        print(f"  {_describe(info)}")
+    for info, pending in waiting:
+        print(f"  {_describe(info)}")
+        print(f"  {_waiting_note(pending)}")
+    # One question for the whole list: a no there ends the command; only after a yes is
+    # each thread with waiting approvals asked about on its own.
+    if not (args.yes or confirm(f"Delete these {len(old)} thread(s)? This cannot be undone.")):
+        print("Nothing deleted.")
+        return EXIT_OK
+    chosen = plain + [info for info, pending in waiting if _delete_waiting(info, args)]
     for info in chosen:
         await records.delete_thread(info.thread_id)
     if chosen:
@@ -155,16 +159,12 @@ async def _prune(records: Records, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _delete_waiting(
-    info: ThreadInfo, pending: list[ApprovalRecord], args: argparse.Namespace
-) -> bool:
+def _delete_waiting(info: ThreadInfo, args: argparse.Namespace) -> bool:
     """Whether to delete a thread that still has approvals waiting (asks unless --yes)."""
-    print(f"Thread {_describe(info)}")
-    print(_waiting_note(pending))
     if not args.yes:
-        return confirm("Delete it and discard the waiting approvals?")
+        return confirm(f"{info.thread_id}: also delete it and discard its waiting approvals?")
     if not args.discard_pending:
-        print("  kept (add --discard-pending to delete it with --yes)")
+        print(f"  kept {info.thread_id} (add --discard-pending to delete it with --yes)")
     return bool(args.discard_pending)
 
 

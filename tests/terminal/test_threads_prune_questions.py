@@ -1,0 +1,70 @@
+"""`invincat threads prune` asks one question for the whole list: `n` (or end of input)
+deletes nothing and asks nothing more, even about threads whose approvals still wait;
+only after a yes is each of those asked about on its own."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from invincat_server.runtime.records import Records, saved_threads
+from tests.terminal.cli_process import run_invincat
+
+
+async def _save(db: Path, workspace: Path) -> None:
+    records = await Records.open(db)
+    try:
+        await records.touch_thread("t_plain", "a plain question", str(workspace))
+        for thread in ("t_waiting_a", "t_waiting_b"):
+            await records.touch_thread(thread, f"{thread} question", str(workspace))
+            await records.add_approval(
+                f"ap_{thread}", thread, f"b_{thread}", {"tool_name": "execute"}
+            )
+    finally:
+        await records.close()
+
+
+def _left(db: Path) -> list[str]:
+    return sorted(t.thread_id for t in asyncio.run(saved_threads(db)))
+
+
+def test_no_to_prune_deletes_nothing_and_asks_nothing_more(
+    invincat_env: dict[str, str], invincat_home: Path, workspace: Path
+) -> None:
+    db = invincat_home / "threads.sqlite"
+    asyncio.run(_save(db, workspace))
+    # Further answers are there to be (wrongly) read: a yes would delete a waiting thread.
+    done = run_invincat(["threads", "prune", "--older-than", "0"], invincat_env, input="n\ny\ny\n")
+    assert done.code == 0, done.stderr
+    assert done.stdout.count("[y/N]") == 1, done.stdout
+    assert "Nothing deleted." in done.stdout
+    # The list named every thread, those with waiting approvals with a note.
+    for thread in ("t_plain", "t_waiting_a", "t_waiting_b"):
+        assert thread in done.stdout
+    assert done.stdout.count("wait for a decision") == 2
+    assert _left(db) == ["t_plain", "t_waiting_a", "t_waiting_b"]
+
+
+def test_end_of_input_at_prune_deletes_nothing(
+    invincat_env: dict[str, str], invincat_home: Path, workspace: Path
+) -> None:
+    db = invincat_home / "threads.sqlite"
+    asyncio.run(_save(db, workspace))
+    done = run_invincat(["threads", "prune", "--older-than", "0"], invincat_env, input="")
+    assert done.code == 0, done.stderr
+    assert done.stdout.count("[y/N]") == 1, done.stdout
+    assert _left(db) == ["t_plain", "t_waiting_a", "t_waiting_b"]
+
+
+def test_yes_to_prune_then_asks_about_each_waiting_thread(
+    invincat_env: dict[str, str], invincat_home: Path, workspace: Path
+) -> None:
+    db = invincat_home / "threads.sqlite"
+    asyncio.run(_save(db, workspace))
+    # yes to the list, no to t_waiting_a, yes to t_waiting_b.
+    done = run_invincat(["threads", "prune", "--older-than", "0"], invincat_env, input="y\nn\ny\n")
+    assert done.code == 0, done.stderr
+    assert done.stdout.count("[y/N]") == 3, done.stdout
+    assert "t_waiting_a: also delete it and discard its waiting approvals?" in done.stdout
+    assert "Deleted 2 thread(s); kept 1." in done.stdout
+    assert _left(db) == ["t_waiting_a"]
