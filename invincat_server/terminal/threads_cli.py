@@ -30,6 +30,9 @@ EXIT_OK, EXIT_FAILED = 0, 1
 def add_threads_subcommands(threads_sub: argparse._SubParsersAction) -> None:
     listing = threads_sub.add_parser("list", help="list saved threads, newest first")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.add_argument(
+        "--here", action="store_true", help="only the threads of the project you are in"
+    )
     delete = threads_sub.add_parser("delete", help="delete one saved thread (asks first)")
     delete.add_argument("thread_id", metavar="ID", help="the thread's id (see `threads list`)")
     prune = threads_sub.add_parser(
@@ -67,7 +70,7 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
     from invincat_server.runtime.records import Records
 
     if args.threads_command == "list":
-        return await _list(settings, args.json)
+        return await _list(settings, args.json, here=args.here)
     if not settings.threads_db.exists():
         if args.threads_command == "delete":
             return _unknown(args.thread_id)
@@ -82,20 +85,44 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
         await records.close()
 
 
-async def _list(settings: Settings, as_json: bool) -> int:
+async def _list(settings: Settings, as_json: bool, *, here: bool) -> int:
     from invincat_server.runtime.records import saved_threads
 
-    threads = await saved_threads(settings.threads_db)
+    workspace = _this_project() if here else None
+    threads = await saved_threads(settings.threads_db, workspace)
     if as_json:
         print(json.dumps([t.to_json_dict() for t in threads]))
         return EXIT_OK
     if not threads:
-        print("No saved threads.")
+        print(f"No saved threads in {_shown(workspace)}." if workspace else "No saved threads.")
         return EXIT_OK
-    print(f"{'THREAD':<16}  {'UPDATED':<25}  TITLE")
-    for t in threads:
-        print(f"{t.thread_id:<16}  {t.updated_at:<25}  {t.title}")
+    projects = [_shown(t.workspace) for t in threads]
+    width = max(len("PROJECT"), *map(len, projects))
+    print(f"{'THREAD':<16}  {'UPDATED':<25}  {'PROJECT':<{width}}  TITLE")
+    for t, project in zip(threads, projects, strict=True):
+        print(f"{t.thread_id:<16}  {t.updated_at:<25}  {project:<{width}}  {t.title}")
     return EXIT_OK
+
+
+def _this_project() -> str:
+    """The project root `invincat chat` started here records its threads under."""
+    from pathlib import Path
+
+    from invincat_server.runtime.config import find_project_root
+    from invincat_server.runtime.policy.workspace import Workspace
+
+    return str(Workspace(find_project_root(Path.cwd())).root)
+
+
+def _shown(workspace: str) -> str:
+    """A project's folder with the home folder as ~ (a column, not an address to copy)."""
+    from pathlib import Path
+
+    home = str(Path.home()).rstrip("/")
+    if home and (workspace == home or workspace.startswith(home + "/")):
+        workspace = "~" + workspace[len(home) :]
+    # A folder name may hold control characters: shown escaped, never sent to the terminal.
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in workspace)
 
 
 async def _delete(records: Records, args: argparse.Namespace) -> int:

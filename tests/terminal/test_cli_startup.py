@@ -136,6 +136,9 @@ def test_threads_list_loads_nothing_heavy(invincat_env: dict[str, str], saved: s
     assert done.returncode == 0, plain_stderr(done)
     assert [t["title"] for t in json.loads(done.stdout)] == ["how fast is it"]
     assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
+    here, loaded = run_logged(["threads", "list", "--here"], invincat_env)
+    assert here.returncode == 0, plain_stderr(here)
+    assert not loaded & NOT_BEFORE_MEMORY, sorted(loaded & NOT_BEFORE_MEMORY)
 
 
 def test_memory_list_show_log_load_no_langchain_nor_pydantic(

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from invincat_server.runtime.records import Records
+from tests.deadlines import DEADLINE
+from tests.terminal.cli_process import INVINCAT
 
 # Runs the real CLI entry point in a fresh interpreter and reports what it imported.
 _PROBE = """
@@ -64,3 +67,75 @@ def test_threads_list_without_a_records_file_creates_none(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "No saved threads.\n"
     assert not (invincat_home / "threads.sqlite").exists()
+
+
+async def _save_in(db: Path, threads: list[tuple[str, str, Path]]) -> None:
+    records = await Records.open(db)
+    try:
+        for thread_id, title, workspace in threads:
+            await records.touch_thread(thread_id, title, str(workspace))
+    finally:
+        await records.close()
+
+
+def _threads_list(
+    args: list[str], cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [INVINCAT, "threads", "list", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        check=False,
+    )
+
+
+def _projects(tmp_path: Path) -> tuple[Path, Path]:
+    here, other = tmp_path / "alpha", tmp_path / "beta\x1b[31m"
+    for project in (here, other):
+        (project / ".git").mkdir(parents=True)
+        (project / "src").mkdir()
+    return here, other
+
+
+def test_threads_list_names_each_threads_project_and_here_keeps_this_ones(
+    invincat_env: dict[str, str], invincat_home: Path, tmp_path: Path
+) -> None:
+    here, other = _projects(tmp_path)
+    asyncio.run(
+        _save_in(
+            invincat_home / "threads.sqlite",
+            [("t_alpha", "in alpha", here), ("t_beta", "in beta", other)],
+        )
+    )
+    # Started in a subfolder: --here means the project (its root), as `chat` finds it.
+    everything = _threads_list([], here / "src", invincat_env)
+    assert everything.returncode == 0, everything.stderr
+    header, *rows = everything.stdout.splitlines()
+    assert header.split() == ["THREAD", "UPDATED", "PROJECT", "TITLE"]
+    assert len(rows) == 2
+    by_id = {row.split()[0]: row for row in rows}
+    assert re.search(f"  {re.escape(str(here))} +in alpha$", by_id["t_alpha"])
+    # A control character of a folder name is shown escaped, not sent to the terminal.
+    assert "\x1b" not in everything.stdout
+    assert re.search(r"beta\\x1b\[31m +in beta$", by_id["t_beta"])
+
+    mine = _threads_list(["--here"], here / "src", invincat_env)
+    assert mine.returncode == 0, mine.stderr
+    assert [row.split()[0] for row in mine.stdout.splitlines()[1:]] == ["t_alpha"]
+
+    as_json = _threads_list(["--here", "--json"], here / "src", invincat_env)
+    listed = json.loads(as_json.stdout)
+    assert [(t["thread_id"], t["workspace"]) for t in listed] == [("t_alpha", str(here))]
+
+
+def test_threads_list_here_in_a_project_without_threads_says_so(
+    invincat_env: dict[str, str], invincat_home: Path, tmp_path: Path
+) -> None:
+    here, other = _projects(tmp_path)
+    asyncio.run(_save_in(invincat_home / "threads.sqlite", [("t_beta", "in beta", other)]))
+    done = _threads_list(["--here"], here, invincat_env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"No saved threads in {here}.\n"
