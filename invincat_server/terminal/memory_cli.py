@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
     from invincat_server.runtime.memory import BatchReport, MemoryService
     from invincat_server.runtime.project import Project
+    from invincat_server.runtime.memory.report import DroppedOp
 
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
 EXIT_STALE = 1
@@ -198,8 +199,15 @@ def _summary(report: BatchReport) -> str:
         return text + f"REJECTED: {report.reason}"
     text += ("applied " + ", ".join(parts)) if parts else "nothing applied"
     if report.dropped:
-        text += "; dropped: " + "; ".join(f"#{d.index} {d.op}: {d.reason}" for d in report.dropped)
+        text += "; dropped: " + "; ".join(_dropped(d) for d in report.dropped)
     return text
+
+
+def _dropped(dropped: DroppedOp) -> str:
+    """`#2 update: reason` for an operation of the batch, `revert: reason` for what a
+    revert (which has no operation index) left alone."""
+    where = f"#{dropped.index} " if dropped.index is not None else ""
+    return f"{where}{dropped.op}: {dropped.reason}"
 
 
 # -- handlers ---------------------------------------------------------------------
@@ -395,6 +403,16 @@ def _verify(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 def _revert(service: MemoryService, args: argparse.Namespace) -> int:
+    # Checked first: reverting again would journal a batch that changes nothing and reads
+    # as if later batches were in the way.
+    undone_by = service.reverted_by(args.batch_id)
+    if undone_by is not None:
+        print(
+            f"invincat memory: batch {args.batch_id} was already reverted by batch "
+            f"{undone_by}; nothing changed (revert {undone_by} to re-do it).",
+            file=sys.stderr,
+        )
+        return EXIT_REFUSED
     return _report_result(service.revert(args.batch_id, actor="user"), args.json)
 
 

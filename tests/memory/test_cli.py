@@ -210,3 +210,54 @@ def test_apply_with_citations_and_verify_exit_codes(cli: Cli, tmp_path: Path) ->
     assert as_json["stale"] == 1 and as_json["entries"][0]["state"] == "stale"
     listed = json.loads(cli("list", "--json").stdout)
     assert listed["items"][0]["stale"] is True
+
+
+def test_reverting_a_batch_twice_says_it_was_already_reverted(cli: Cli) -> None:
+    created = cli(
+        "apply",
+        "--scope",
+        "project",
+        "-",
+        stdin=_batch({"op": "create", "scope": "project", "section": "S", "content": "a fact"}),
+    )
+    batch = json.loads(created.stdout)["batch_id"]
+    first = cli("revert", batch)
+    assert first.returncode == 0, first.stderr
+    journaled = len(json.loads(cli("log", "--json").stdout))
+    undo = json.loads(cli("log", "--json").stdout)[0]["batch_id"]
+
+    for extra in ((), ("--json",)):
+        again = cli("revert", batch, *extra)
+        assert again.returncode == 3, again.stderr
+        assert again.stdout == ""
+        assert again.stderr == (
+            f"invincat memory: batch {batch} was already reverted by batch {undo}; "
+            f"nothing changed (revert {undo} to re-do it).\n"
+        )
+        assert "#None" not in again.stderr
+    # Nothing was journaled by the refused reverts.
+    assert len(json.loads(cli("log", "--json").stdout)) == journaled
+
+    # Reverting the revert re-does the batch (under a new id): the batch no longer counts
+    # as reverted, and the revert of the re-done one is refused as usual.
+    assert cli("revert", undo).returncode == 0
+    assert [e["content"] for e in json.loads(cli("list", "--json").stdout)["items"]] == ["a fact"]
+    redo = json.loads(cli("log", "--json").stdout)[0]["batch_id"]
+    assert "already reverted" not in cli("revert", batch).stderr
+    assert f"already reverted by batch {redo}" in cli("revert", undo).stderr
+
+
+def test_a_revert_blocked_by_a_later_change_names_the_entry_without_an_index(cli: Cli) -> None:
+    created = cli(
+        "apply",
+        "--scope",
+        "project",
+        "-",
+        stdin=_batch({"op": "create", "scope": "project", "section": "S", "content": "a fact"}),
+    )
+    batch = json.loads(created.stdout)["batch_id"]
+    assert cli("archive", "mem_p_000001", "--reason", "later change").returncode == 0
+    blocked = cli("revert", batch)
+    assert blocked.returncode == 3
+    assert "#None" not in blocked.stderr
+    assert "dropped: revert: mem_p_000001 was modified after batch" in blocked.stderr

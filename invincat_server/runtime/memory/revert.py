@@ -29,6 +29,24 @@ from invincat_server.runtime.memory.report import AppliedOp, JournalRecord
 _NEW_ENTRY_DROPS = ("id", "created_at", "updated_at", "archived_at", "reverted_from")
 
 
+def reverted_by(records: list[JournalRecord], batch_id: str) -> str | None:
+    """The batch in `records` (one scope's journal, oldest first) whose revert of
+    `batch_id` still stands, or None. A revert counts when it applied something; one that
+    was itself reverted no longer stands (reverting the revert re-did the batch). Lets a
+    front end say "already reverted" instead of journaling a revert that can only drop
+    every entry as "changed later"."""
+    latest: dict[str, str] = {}  # batch -> the last batch that reverted it (applied)
+    for record in records:
+        if record.reverts and record.applied and not record.rejected:
+            latest[record.reverts] = record.batch_id
+    chain: list[str] = []  # the revert, the revert of that revert, ... (no recursion)
+    current = batch_id
+    while current in latest and len(chain) <= len(records):
+        current = latest[current]
+        chain.append(current)
+    return chain[0] if len(chain) % 2 else None
+
+
 def merge_followers(record: JournalRecord, followers: list[JournalRecord]) -> JournalRecord:
     """Treat a batch and the cleanup it triggered as one change for revert purposes.
 

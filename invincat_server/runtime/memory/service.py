@@ -37,7 +37,7 @@ from invincat_server.runtime.memory.paths import store_files
 from invincat_server.runtime.memory.protection import PathGuard
 from invincat_server.runtime.memory.redaction import redact_deep
 from invincat_server.runtime.memory.report import AppliedOp, BatchReport, JournalRecord
-from invincat_server.runtime.memory.revert import merge_followers, plan_revert
+from invincat_server.runtime.memory.revert import merge_followers, plan_revert, reverted_by
 from invincat_server.runtime.memory.scan import (
     BadEntry,
     damaged_store_message,
@@ -364,6 +364,15 @@ class MemoryService:
             proposed=[{"op": "revert", "batch_id": batch_id}],
             reverts=batch_id,
         )
+
+    def reverted_by(self, batch_id: str) -> str | None:
+        """The batch whose revert of `batch_id` still stands (None: not reverted, or that
+        revert was reverted in turn). UnknownBatchError for an id not in any journal."""
+        record = self._find_batch(batch_id)
+        records = journal.read_all(
+            self.files[record.scope].journal, root=self.files[record.scope].root
+        )
+        return reverted_by(records, batch_id)
 
     def cleanup(self) -> list[BatchReport]:
         """Delete active entries marked invalid, in every scope (one batch per scope)."""
