@@ -71,12 +71,14 @@ def add_memory_parser(subparsers: Any) -> None:
     for name, help_text in (
         ("archive", "archive an entry (kept, never injected)"),
         ("restore", "make an archived entry active again"),
-        ("delete", "delete an entry"),
+        ("delete", "delete an entry (asks first; revert its batch to undo)"),
     ):
         action = sub.add_parser(name, parents=[common], help=help_text)
         action.add_argument("id", metavar="ID")
         action.add_argument("--reason", required=True, help="why (journaled)")
         action.add_argument("--json", action="store_true", help="print the batch report")
+        if name == "delete":
+            action.add_argument("--yes", action="store_true", help="do not ask (for scripts)")
 
     log = sub.add_parser("log", parents=[common], help="the journal, newest first")
     log.add_argument("--scope", choices=("user", "project"))
@@ -335,9 +337,38 @@ def _apply(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 def _single(service: MemoryService, args: argparse.Namespace) -> int:
+    if args.memory_command == "delete" and not args.yes:
+        refusal = _may_not_delete(service, args)
+        if refusal is not None:
+            return refusal
     action = getattr(service, args.memory_command)
     report: BatchReport = action(args.id, args.reason, actor="user")
     return _report_result(report, args.json)
+
+
+def _may_not_delete(service: MemoryService, args: argparse.Namespace) -> int | None:
+    """Ask before `memory delete` (as `threads delete` does); None: go ahead. Without a
+    terminal to ask at, or with --json (stdout is the report), only --yes deletes."""
+    from invincat_server.runtime.memory.views import show_view
+    from invincat_server.terminal.confirm import confirm
+
+    if args.json or not sys.stdin.isatty():
+        why = "--json prints the report" if args.json else "there is no terminal to ask at"
+        return _fail(f"delete asks first and {why}; add --yes to delete {args.id} without asking.")
+    view = show_view(service, args.id)
+    entry = view.get("entry") if view else None
+    if entry is None:
+        return None  # unknown or already deleted: the service says which, nothing to lose
+    where = f"{entry['id']} ({entry['scope']}, {entry['status']})"
+    print(f"{where} {_printable(entry['section'])}: {_clip(_printable(entry['content']), 200)}")
+    if not confirm("Delete it? (`invincat memory revert` of its batch brings it back)"):
+        print("Nothing deleted.")
+        return EXIT_OK
+    return None
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _report_result(report: BatchReport, as_json: bool) -> int:

@@ -112,7 +112,7 @@ def test_apply_list_show_log_archive_restore_delete_revert(cli: Cli, tmp_path: P
         and "History:" in human.stdout
     )
 
-    deleted = cli("delete", ids[1], "--reason", "wrong", "--json")
+    deleted = cli("delete", ids[1], "--reason", "wrong", "--json", "--yes")
     assert deleted.returncode == 0
     delete_batch = json.loads(deleted.stdout)["batch_id"]
 
