@@ -24,6 +24,21 @@ if TYPE_CHECKING:
     from invincat_server.terminal.status_line import StatusLine
 
 
+def echoes_ctrl_c(stream: TextIO) -> bool:
+    """Whether the terminal `stream` shows has just echoed a Ctrl-C as `^C` where its
+    cursor was (a cooked-mode tty with ECHO and ECHOCTL, as by default): a message after a
+    cancel must then start on a line of its own, not as "^C(turn cancelled)"."""
+    import termios
+
+    try:
+        if not (stream.isatty() and sys.stdin.isatty()):
+            return False
+        lflags = termios.tcgetattr(sys.stdin.fileno())[3]
+    except (OSError, ValueError, termios.error):  # closed, not a tty after all
+        return False
+    return bool(lflags & termios.ECHO and lflags & termios.ECHOCTL)
+
+
 class JsonRenderer:
     """`--json`: every event as one JSON object per line on stdout."""
 
@@ -131,7 +146,8 @@ class HumanRenderer:
                 self.out.write("\n")
                 self._mid_line = False
             if event.status == "cancelled":
-                self._line("(turn cancelled)", self.err)
+                # Nothing of ours is mid-line, but the tty's echoed ^C may be.
+                self._line(_after_ctrl_c(self.err) + "(turn cancelled)", self.err)
             self.out.flush()
 
     def pause(self) -> None:
@@ -174,3 +190,7 @@ def describe_approval_for_prompt(request: ApprovalRequested, stream: TextIO) -> 
     if request.diff:
         stream.write(request.diff if request.diff.endswith("\n") else request.diff + "\n")
     stream.flush()
+
+
+def _after_ctrl_c(stream: TextIO) -> str:
+    return "\n" if echoes_ctrl_c(stream) else ""

@@ -46,7 +46,7 @@ from invincat_server.runtime.events import (
     TurnStart,
 )
 from invincat_server.runtime.tool_traits import WRITES_FILES
-from invincat_server.terminal.render import HumanRenderer
+from invincat_server.terminal.render import HumanRenderer, echoes_ctrl_c
 from invincat_server.terminal.retry_watch import RetryWatch
 
 DIFF_HEAD_LINES = 40  # an approval diff longer than this is cut, with `d` to see it all
@@ -153,6 +153,7 @@ class RichRenderer(HumanRenderer):
         self._asked: set[str] = set()  # tool calls a person approved (their diff was shown)
         self._before: dict[str, tuple[ToolCall, str | None]] = {}
         self._collapsed: set[str] = set()
+        self._menu_shown = False  # an approval menu was the last thing drawn (see TurnEnd)
 
     # -- the live area ----------------------------------------------------------------
     def _status(self) -> RenderableType:
@@ -245,14 +246,20 @@ class RichRenderer(HumanRenderer):
             self._print_event(event)
         elif isinstance(event, TurnEnd):
             self._running.clear()
+            # The live area's last redraw clears the line the tty echoed ^C on, and the
+            # approval menu (prompt_toolkit, raw mode) ends its line itself.
+            line_ended = self._live is not None or self._menu_shown
             self._stop_live()
             if event.status == "cancelled":
+                if not line_ended and echoes_ctrl_c(self.err):
+                    self.err_console.print()  # the echoed ^C keeps its line, alone
                 self.err_console.print(Text("(turn cancelled)", style="yellow"))
 
     def _print_event(self, event: Todos | ToolCall | ToolResult | ApprovalResolved | Error) -> None:
         """Events that print lines: the live view stops while they print (nothing may redraw
         over them), then resumes, except after an error."""
         self._stop_live()
+        self._menu_shown = False
         if isinstance(event, Error):
             self.err_console.print(Text(f"error: {event.message}", style="bold red"))
             return
@@ -337,6 +344,7 @@ class RichRenderer(HumanRenderer):
     # -- approvals ------------------------------------------------------------------
     def approval(self, request: ApprovalRequested) -> None:
         self._stop_live()
+        self._menu_shown = True
         if request.tool_call_id:
             self._asked.add(request.tool_call_id)
         self.console.print(Text(f"⚠ Approval needed: {request.description}", style="bold yellow"))
