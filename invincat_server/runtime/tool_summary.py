@@ -10,9 +10,12 @@ import json
 import re
 from typing import Any
 
+from invincat_server.runtime.wording import plural
+
 MAX_CALL_SUMMARY = 80
 MAX_RESULT_HEAD = 100
 _SPACE = re.compile(r"\s+")
+_EXIT_STATUS = re.compile(r"\[exit code: [^\]]*\]")  # the last line of `execute`'s result
 
 # Tool -> verb for tools that act on one path.
 _PATH_VERBS = {"read_file": "Read", "write_file": "Write", "edit_file": "Edit", "ls": "List"}
@@ -30,7 +33,7 @@ def _text(value: Any) -> str | None:
 
 
 def _items(count: int) -> str:
-    return f"{count} item{'' if count == 1 else 's'}"
+    return plural(count, "item")
 
 
 def _subject(name: str, args: dict[str, Any]) -> str:
@@ -64,5 +67,8 @@ def call_summary(name: str, args: dict[str, Any]) -> str:
 def result_summary(content: str) -> str:
     """A result's first line (cut at MAX_RESULT_HEAD) and how many lines follow."""
     lines = content.strip().splitlines() or [""]
-    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-    return lines[0][:MAX_RESULT_HEAD] + more
+    # A command's closing `[exit code: N]` is said after the count, not counted as output:
+    # "(no output) [exit code: 0]", not "(no output) (+1 lines)".
+    status = lines.pop() if len(lines) > 1 and _EXIT_STATUS.fullmatch(lines[-1]) else ""
+    more = f" (+{plural(len(lines) - 1, 'line')})" if len(lines) > 1 else ""
+    return lines[0][:MAX_RESULT_HEAD] + more + (f" {status}" if status else "")

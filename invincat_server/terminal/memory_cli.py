@@ -412,6 +412,7 @@ def _outcome(record: dict[str, Any]) -> str:
 def _verify(service: MemoryService, args: argparse.Namespace) -> int:
     """Read-only: moved citations are recorded by the session after its next turn."""
     from invincat_server.runtime.memory.views import verify_view
+    from invincat_server.runtime.wording import plural
 
     report = verify_view(service, args.scope, include_archived=args.all)
     if args.json:
@@ -423,10 +424,15 @@ def _verify(service: MemoryService, args: argparse.Namespace) -> int:
             print(f"{item['id']:<13} {item['state']:<6} {detail}")
         _print_invalid(report["invalid_entries"])
         print(
-            f"{report['checked']} cited entries checked: {report['stale']} stale, "
+            f"{plural(report['checked'], 'cited entry', 'cited entries')} checked: "
+            f"{report['stale']} stale, "
             f"{report['moved']} moved"
             + (" (re-anchored after the next chat turn)" if report["moved"] else "")
-            + (f"; {report['invalid']} invalid entries skipped" if report["invalid"] else "")
+            + (
+                f"; {plural(report['invalid'], 'invalid entry', 'invalid entries')} skipped"
+                if report["invalid"]
+                else ""
+            )
         )
     if service.problems():  # a store that could not be read at all: printed on stderr
         return EXIT_USAGE

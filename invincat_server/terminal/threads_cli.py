@@ -17,6 +17,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from invincat_server.runtime.wording import plural
 from invincat_server.terminal.confirm import confirm
 
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ async def _prune(records: Records, args: argparse.Namespace) -> int:
             waiting.append((info, pending))
         else:
             plain.append(info)
-    print(f"{len(old)} thread(s) last used more than {args.older_than:g} days ago:")
+    print(f"{plural(len(old), 'thread')} last used more than {args.older_than:g} days ago:")
     for info in plain:
         print(f"  {_describe(info)}")
     for info, pending in waiting:
@@ -174,7 +175,7 @@ async def _prune(records: Records, args: argparse.Namespace) -> int:
         print(f"  {_waiting_note(pending)}")
     # One question for the whole list: a no there ends the command; only after a yes is
     # each thread with waiting approvals asked about on its own.
-    if not (args.yes or confirm(f"Delete these {len(old)} thread(s)? This cannot be undone.")):
+    if not (args.yes or confirm(f"Delete {_these(len(old))}? This cannot be undone.")):
         print("Nothing deleted.")
         return EXIT_OK
     chosen = plain + [info for info, pending in waiting if _delete_waiting(info, args)]
@@ -182,7 +183,7 @@ async def _prune(records: Records, args: argparse.Namespace) -> int:
         await records.delete_thread(info.thread_id)
     if chosen:
         await records.reclaim_space()
-    print(f"Deleted {len(chosen)} thread(s); kept {len(old) - len(chosen)}.")
+    print(f"Deleted {plural(len(chosen), 'thread')}; kept {len(old) - len(chosen)}.")
     return EXIT_OK
 
 
@@ -195,6 +196,10 @@ def _delete_waiting(info: ThreadInfo, args: argparse.Namespace) -> bool:
     return bool(args.discard_pending)
 
 
+def _these(count: int) -> str:
+    return "this thread" if count == 1 else f"these {count} threads"
+
+
 def _describe(info: ThreadInfo) -> str:
     return f"{info.thread_id}  {info.updated_at}  {info.title}"
 
@@ -202,7 +207,8 @@ def _describe(info: ThreadInfo) -> str:
 def _waiting_note(waiting: list[ApprovalRecord]) -> str:
     tools = ", ".join(sorted({str(r.request.get("tool_name") or "a plan") for r in waiting}))
     return (
-        f"  ! {len(waiting)} approval(s) still wait for a decision ({tools}); "
+        f"  ! {plural(len(waiting), 'approval')} still {'waits' if len(waiting) == 1 else 'wait'} "
+        f"for a decision ({tools}); "
         "deleting the thread discards them."
     )
 

@@ -200,7 +200,7 @@ def test_apply_with_citations_and_verify_exit_codes(cli: Cli, tmp_path: Path) ->
     assert "outside the project" in report["dropped"][0]["reason"]
 
     fresh = cli("verify")
-    assert fresh.returncode == 0 and "1 cited entries checked: 0 stale" in fresh.stdout
+    assert fresh.returncode == 0 and "1 cited entry checked: 0 stale" in fresh.stdout
 
     (root / "scripts" / "deploy.sh").write_text("#!/bin/sh\n./build.sh --debug\n")
     stale = cli("verify")

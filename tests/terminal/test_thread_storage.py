@@ -165,7 +165,7 @@ def test_threads_delete_of_a_thread_waiting_for_approval_says_so_and_asks(
     scripted = run_invincat(["threads", "delete", thread, "--yes"], invincat_env)
     assert scripted.code == 1 and "--discard-pending" in scripted.stderr
     asked = run_invincat(["threads", "delete", thread], invincat_env, input="n\n")
-    assert "approval(s) still wait for a decision (write_file)" in asked.stdout
+    assert "1 approval still waits for a decision (write_file)" in asked.stdout
     assert "discard" in asked.stdout and _thread_ids(invincat_env) == [thread]
 
     discarded = run_invincat(

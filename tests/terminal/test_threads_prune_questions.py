@@ -41,7 +41,7 @@ def test_no_to_prune_deletes_nothing_and_asks_nothing_more(
     # The list named every thread, those with waiting approvals with a note.
     for thread in ("t_plain", "t_waiting_a", "t_waiting_b"):
         assert thread in done.stdout
-    assert done.stdout.count("wait for a decision") == 2
+    assert done.stdout.count("1 approval still waits for a decision (execute)") == 2
     assert _left(db) == ["t_plain", "t_waiting_a", "t_waiting_b"]
 
 
@@ -66,5 +66,5 @@ def test_yes_to_prune_then_asks_about_each_waiting_thread(
     assert done.code == 0, done.stderr
     assert done.stdout.count("[y/N]") == 3, done.stdout
     assert "t_waiting_a: also delete it and discard its waiting approvals?" in done.stdout
-    assert "Deleted 2 thread(s); kept 1." in done.stdout
+    assert "Deleted 2 threads; kept 1." in done.stdout
     assert _left(db) == ["t_waiting_a"]

@@ -70,4 +70,24 @@ def test_thread_history_carries_the_same_summaries() -> None:
         ]
     )
     assert history[0]["tool_calls"][0]["summary"] == "Read a.py"
-    assert history[1]["summary"] == "x = 1 (+1 lines)"
+    assert history[1]["summary"] == "x = 1 (+1 line)"
+
+
+def test_result_summary_says_one_line_and_a_commands_exit_status_as_words() -> None:
+    assert result_summary("x = 1\ny = 2") == "x = 1 (+1 line)"
+    # `execute`'s closing status is not output: said after the count, not counted.
+    assert result_summary("(no output)\n[exit code: 0]") == "(no output) [exit code: 0]"
+    assert result_summary("ok\nmore\n[exit code: 1]") == "ok (+1 line) [exit code: 1]"
+    assert result_summary("a\nb\nc\n[exit code: -9 (killed by SIGKILL)]") == (
+        "a (+2 lines) [exit code: -9 (killed by SIGKILL)]"
+    )
+    assert result_summary("[exit code: 0]") == "[exit code: 0]"
+
+
+def test_plural_says_one_and_many() -> None:
+    from invincat_server.runtime.wording import plural
+
+    assert plural(1, "cited entry", "cited entries") == "1 cited entry"
+    assert plural(0, "cited entry", "cited entries") == "0 cited entries"
+    assert plural(1, "line") == "1 line"
+    assert plural(2, "line") == "2 lines"

@@ -29,6 +29,7 @@ from invincat_server.runtime.tools.documents import (
 )
 from invincat_server.runtime.tools.edits import EditError
 from invincat_server.runtime.tools.preview import plan_edit, plan_write
+from invincat_server.runtime.wording import plural
 
 log = logging.getLogger("invincat.tools.files")
 
@@ -107,10 +108,6 @@ def make_tool(
         handle_tool_error=True,
         handle_validation_error=_format_validation_error,
     )
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def capped_listing(names: list[str], limit: int, overflow: Callable[[int], str]) -> str:
