@@ -44,7 +44,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 REPL_HELP = """Commands:
   /help            this help
   /new             start a new thread
-  /threads         list saved threads
+  /threads         list saved threads (* marks the current one)
   /thread ID       switch to a saved thread
   /offload         move older messages of this thread out of the model's context
   /memory          list long-term memory entries (user and project)
@@ -465,6 +465,9 @@ class ChatApp:
             return None
         if command == "/thread":
             return await self._switch_thread(arg, thread_id)
+        if command == "/threads":
+            await self._list_threads(thread_id)
+            return thread_id
         if command == "/plan":
             if not arg:
                 self.renderer.note("Usage: /plan WHAT TO DO")
@@ -483,9 +486,7 @@ class ChatApp:
     async def _show(self, command: str, arg: str) -> None:
         """The commands that only show something (or take back a rule)."""
         assert self.session is not None
-        if command == "/threads":
-            await self._list_threads()
-        elif command == "/expand":
+        if command == "/expand":
             self._expand(arg)
         elif command == "/memory":
             await self._show_memory()
@@ -497,10 +498,17 @@ class ChatApp:
         else:
             self.renderer.note(f"Unknown command {command}; /help lists them.")
 
-    async def _list_threads(self) -> None:
+    async def _list_threads(self, current: str | None) -> None:
+        """Saved threads, the one this REPL continues on marked `*`."""
         assert self.session is not None
-        for info in await self.session.threads():
-            self.renderer.note(f"{info.thread_id}  {info.updated_at}  {info.title}")
+        threads = await self.session.threads()
+        if not threads:
+            self.renderer.note("No saved threads yet.")
+        for info in threads:
+            mark = "*" if info.thread_id == current else " "
+            self.renderer.note(f"{mark} {info.thread_id}  {info.updated_at}  {info.title}")
+        if threads and current is None:
+            self.renderer.note("(this session is on a new thread: it is saved with its first turn)")
 
     def _expand(self, arg: str) -> None:
         if arg and not arg.isdigit():
@@ -510,6 +518,9 @@ class ChatApp:
 
     async def _switch_thread(self, wanted: str, thread_id: str | None) -> str | None:
         assert self.session is not None
+        if not wanted:
+            self.renderer.note("Usage: /thread ID (/threads lists the ids; * marks this one)")
+            return thread_id
         known = {t.thread_id for t in await self.session.threads()}
         if wanted not in known:
             self.renderer.note(f"Unknown thread {wanted!r}.")
