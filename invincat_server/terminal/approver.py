@@ -8,6 +8,8 @@ object (`{"type": "edit", "edited_args": {...}}`), which scripts find easier to 
 from __future__ import annotations
 
 import json
+import shutil
+import textwrap
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -62,6 +64,23 @@ class PromptApprover:
         stream = self.renderer.prompts
         stream.write(text + ("\n" if newline else ""))
         stream.flush()
+
+    def _fit(self, line: str) -> str:
+        """`line` wrapped at a terminal's width, later lines indented under its text: the
+        line editor's prompt does not wrap (prompt_toolkit cuts it at the right edge), and
+        an option's label holds the workspace path. Left whole for a pipe."""
+        stream = self.renderer.prompts
+        if not stream.isatty():
+            return line
+        width = shutil.get_terminal_size().columns - 1  # the last column would wrap early
+        indent = " " * (line.find("] ") + 2 if line.lstrip().startswith("[") else 3)
+        return textwrap.fill(
+            line,
+            width=max(width, len(indent) + 20),
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        )
 
     async def _ask(self, prompt: str, menu_keys: Iterable[str] = ()) -> str:
         line = await self.reader.answer(prompt, menu_keys)
@@ -175,10 +194,11 @@ class PromptApprover:
         else:
             describe_approval_for_prompt(request, self.renderer.prompts)
         options = self._tool_options(request)
-        menu = "\n".join(f"  [{k}] {v}" for k, v in options.items())
+        lines = [f"  [{k}] {v}" for k, v in options.items()]
         no_always = _no_always_note(request)
         if no_always:
-            menu = f"  ({no_always}; approve it once or reject it)\n{menu}"
+            lines.insert(0, f"  ({no_always}; approve it once or reject it)")
+        menu = "\n".join(self._fit(line) for line in lines)
         while True:
             decision, answer = await self._choose(f"{menu}\n> ", list(options))
             if decision is not None:
