@@ -337,6 +337,13 @@ class Session:
             self._runner, older_than_days, discard_pending=discard_pending, dry_run=dry_run
         )
 
+    def edited_request(self, request: ApprovalRequested, args: dict[str, Any]) -> ApprovalRequested:
+        """What an approval's call does with the arguments a person edited (runtime/
+        edited_call.py): front ends show it and ask again before it runs."""
+        from invincat_server.runtime.edited_call import edited_request
+
+        return edited_request(request, args, self.workspace, self.documents)
+
     async def pending_approvals(self, thread_id: str | None = None) -> list[ApprovalRequested]:
         """Approvals waiting for a decision, including those that survived a restart."""
         records = self._records

@@ -190,7 +190,9 @@ class ChatApp:
         if typed and not isinstance(self.reader, PlainPrompter):
             self.reader.type_ahead(typed)
         self.approver: Approver = (
-            AutoApprover() if self.options.yes else PromptApprover(self.renderer, self.reader)
+            AutoApprover()
+            if self.options.yes
+            else PromptApprover(self.renderer, self.reader, revise=self.session.edited_request)
         )
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._on_sigint)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from invincat_server.runtime.events import ApprovalRequested
@@ -31,6 +31,15 @@ def _no_always_note(request: ApprovalRequested) -> str | None:
         return None
     reason = request.always_unavailable or "no rule may cover this call"
     return f"'always' is not offered: {reason}"
+
+
+def _edit(args: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "edit", "edited_args": args}
+
+
+def _approve(edited: dict[str, Any] | None) -> dict[str, Any]:
+    """A yes: to the call as asked, or to the arguments the person edited."""
+    return {"type": "approve"} if edited is None else _edit(edited)
 
 
 class NoAnswer(Exception):
@@ -55,10 +64,16 @@ class AutoApprover:
 
 class PromptApprover:
     def __init__(
-        self, renderer: HumanRenderer | JsonRenderer, reader: PlainPrompter | LineEditor
+        self,
+        renderer: HumanRenderer | JsonRenderer,
+        reader: PlainPrompter | LineEditor,
+        revise: Callable[[ApprovalRequested, dict[str, Any]], ApprovalRequested] | None = None,
     ) -> None:
         self.renderer = renderer
         self.reader = reader
+        # The request re-described for edited arguments (Session.edited_request): shown,
+        # and asked about again, before an edited call runs.
+        self.revise = revise
 
     def _say(self, text: str, newline: bool = True) -> None:
         stream = self.renderer.prompts
@@ -188,7 +203,21 @@ class PromptApprover:
             options["d"] = "show the whole diff"
         return options
 
-    async def _decide_tool(self, request: ApprovalRequested) -> dict[str, Any]:
+    async def _edit_and_ask_again(self, request: ApprovalRequested) -> dict[str, Any] | None:
+        """After `e`: the typed arguments, shown as the call they make and asked about
+        again (y runs them); None to ask about `request` again."""
+        args = await self._edited_args(request)
+        if args is None:
+            return None
+        if self.revise is None:
+            return _edit(args)
+        return await self._decide_tool(self.revise(request, args), edited=args)
+
+    async def _decide_tool(
+        self, request: ApprovalRequested, edited: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """`edited`: the arguments a person typed at `e`, which `request` now describes;
+        a yes then runs them."""
         if isinstance(self.renderer, HumanRenderer):
             self.renderer.approval(request)
         else:
@@ -205,7 +234,7 @@ class PromptApprover:
                 return decision
             key = answer[:1].lower()
             if key == "y":
-                return {"type": "approve"}
+                return _approve(edited)
             if key == "d" and key in options:
                 assert isinstance(self.renderer, HumanRenderer)
                 self.renderer.full_diff(request)
@@ -219,8 +248,8 @@ class PromptApprover:
             if key == "n":
                 return await self._reject("Reason for the agent (optional): ")
             if key == "e":
-                args = await self._edited_args(request)
-                if args is not None:
-                    return {"type": "edit", "edited_args": args}
+                decision = await self._edit_and_ask_again(request)
+                if decision is not None:
+                    return decision
                 continue
             self._say(f"Unknown answer {answer!r}; choose one of {', '.join(options)}.")

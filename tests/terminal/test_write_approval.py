@@ -58,9 +58,11 @@ def test_edit_runs_the_edited_arguments(
     result = run_invincat(
         ["chat", "write notes", "--cwd", str(workspace)],
         invincat_env,
-        input="e\n" + json.dumps(edited) + "\n",
+        input="e\n" + json.dumps(edited) + "\ny\n",  # the edited call is asked about again
     )
     assert result.code == 0, result.stderr
+    assert "Approval needed: Edited call: Write docs/other.txt" in result.stdout
+    assert "+edited by me" in result.stdout
     assert not (workspace / "notes.txt").exists()
     assert (workspace / "docs" / "other.txt").read_text() == "edited by me\n"
     ai_call = next(m for m in fake_openai.chat_requests()[-1]["messages"] if m.get("tool_calls"))
@@ -105,3 +107,37 @@ def test_execute_asks_and_session_rule_does_not_leak_to_other_commands(
     assert asked["tool_name"] == "execute" and "echo one" in asked["description"]
     assert (workspace / "one.txt").read_text() == "one\n"
     assert "[exit code: 0]" in result.of_type("tool_result")[0]["content"]
+
+
+def test_an_edited_call_does_not_run_until_it_is_approved_again(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([_write("notes.txt", "hello\n"), {"content": "Done."}])
+    edited = {"path": "other.txt", "content": "edited by me\n"}
+    # e, the new arguments, then n at the edited call: nothing is written.
+    result = run_invincat(
+        ["chat", "write notes", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="e\n" + json.dumps(edited) + "\nn\nnot that either\n",
+    )
+    assert result.code == 0, result.stderr
+    assert "Approval needed: Edited call: Write other.txt" in result.stderr
+    assert "+edited by me" in result.stderr
+    assert "'always' is not offered: the call was edited" in result.stderr
+    assert not (workspace / "notes.txt").exists() and not (workspace / "other.txt").exists()
+    [resolved] = result.of_type("approval_resolved")
+    assert resolved["decision"] == "reject"
+
+
+def test_input_ending_after_an_edit_leaves_the_call_unrun(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([_write("notes.txt", "hello\n"), {"content": "Done."}])
+    edited = {"path": "other.txt", "content": "edited by me\n"}
+    result = run_invincat(
+        ["chat", "write notes", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="e\n" + json.dumps(edited) + "\n",
+    )
+    assert result.code == 1  # the approval stays pending, as when input ends at any approval
+    assert not (workspace / "notes.txt").exists() and not (workspace / "other.txt").exists()
