@@ -43,6 +43,6 @@ def edited_request(
             "diff": diff,
             "proposed_text": proposed,
             "always_options": [],
-            "always_unavailable": "the call was edited: approve it once or reject it",
+            "always_unavailable": "the call was edited",
         }
     )
