@@ -61,6 +61,11 @@ _TERMINAL_CONTROL = re.compile(
 )
 
 
+# A result summary with a line count (runtime/tool_summary.py): "head (+3 lines)", and for
+# a command its exit status after it: "(no output) (+1 line) [exit code: 0]".
+_COUNTED = re.compile(r"(?P<head>.*) \(\+(?P<more>\d+ lines?)\)(?P<status> \[exit code: [^\]]*\])?")
+
+
 def printable(line: str) -> str:
     """A line of command output safe to draw inside the live area."""
     return _TERMINAL_CONTROL.sub("", line).replace("\t", "    ")
@@ -302,13 +307,13 @@ class RichRenderer(HumanRenderer):
         mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]
         style = {"success": "", "error": "red", "rejected": "yellow"}[event.status]
         line = Text(f"{indent}  {mark} ", style=style)
-        summary = event.summary
-        if summary.endswith(" lines)"):
-            head, _, more = summary.rpartition(" (+")
-            line.append(head)
-            line.append(f" (+{more[:-1]}, /expand {number})", style="dim")
+        counted = _COUNTED.fullmatch(event.summary)
+        if counted:
+            line.append(counted["head"])
+            line.append(f" (+{counted['more']}, /expand {number})", style="dim")
+            line.append(counted["status"] or "")
         else:
-            line.append(summary)
+            line.append(event.summary)
         self.console.print(line)
         call, before = self._before.pop(event.id, (None, None))
         if call is not None and event.status == "success" and event.id not in self._asked:
