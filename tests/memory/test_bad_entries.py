@@ -67,7 +67,7 @@ def test_list_and_verify_skip_and_name_the_bad_entry_and_write_nothing(
 
     code, out, _ = run(dirs, "verify")
     assert code == 1, out  # documented: an invalid entry needs a person's look
-    assert "INVALID project items[1]" in out and "1 invalid entries skipped" in out
+    assert "INVALID project items[1]" in out and "1 invalid entry skipped" in out
     assert "mem_p_000001  fresh" in out  # the valid cited entry is still verified
 
     code, out, _ = run(dirs, "verify", "--json")
