@@ -22,7 +22,12 @@ from typing import IO, Any
 import attrs
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcMethodNotFound
+from pygls.exceptions import (
+    FeatureNotificationError,
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcMethodNotFound,
+)
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
@@ -71,6 +76,23 @@ class _UnparseableRequest:
     message: str
 
 
+@attrs.define
+class _UnparseableNotification:
+    """A notification whose params failed to structure: logged and ignored."""
+
+    method: str
+    message: str
+
+
+@attrs.define
+class _UnparseableResponse:
+    """A reply to one of our requests that does not match its result type: the waiting
+    request fails with that error instead of the whole server."""
+
+    id: MsgId | None
+    message: str
+
+
 class InvincatProtocol(LanguageServerProtocol):
     """pygls' LSP protocol with Invincat's robustness fixes."""
 
@@ -92,11 +114,20 @@ class InvincatProtocol(LanguageServerProtocol):
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
-            # pygls raises here, out of the read loop: the request would never be
-            # answered and the client would wait forever.
-            if isinstance(method, str) and isinstance(data.get("id"), int | str):
-                return _UnparseableRequest(data["id"], method, _describe(method, exc))
-            raise
+            # pygls raises here, out of the read loop, which ends the server (issue 27:
+            # `$/cancelRequest` with `{}`). Every kind of message gets a verdict instead:
+            # the request is answered, the notification ignored, the reply fails its
+            # request; one bad message costs that message only.
+            msg_id = data.get("id")
+            if not isinstance(method, str):
+                return _UnparseableResponse(
+                    msg_id,
+                    f"The editor's reply to request {msg_id!r} does not fit its result type: "
+                    f"{_problems(exc)}.",
+                )
+            if msg_id is not None:  # check_envelope vouched for it
+                return _UnparseableRequest(msg_id, method, _describe(method, exc))
+            return _UnparseableNotification(method, _describe(method, exc))
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, dict | list | str | int | float) or message is None:
@@ -108,8 +139,27 @@ class InvincatProtocol(LanguageServerProtocol):
             error = types.ResponseError(code=ErrorCode.INVALID_PARAMS, message=message.message)
             self._send_response(message.id, error=error)
             return
+        if isinstance(message, _UnparseableNotification):
+            log.warning("ignored a %s notification: %s", message.method, message.message)
+            return
+        if isinstance(message, _UnparseableResponse):
+            log.warning("%s", message.message)
+            if message.id is not None:
+                error = types.ResponseError(code=ErrorCode.INVALID_PARAMS, message=message.message)
+                self._handle_response(message.id, error=error)
+            return
         if isinstance(message, JsonRPCNotification) and message.method in REQUESTS:
             log.warning("%s was sent as a notification; send it as a request", message.method)
+            return
+        if _is_notification(message):
+            try:
+                super().handle_message(message)
+            except SystemExit:  # `exit`: pygls' way to end the server
+                raise
+            except Exception as exc:
+                # Params that structured but that pygls' own dispatch cannot use
+                # (`$/cancelRequest` with an array for `id`): nobody waits for an answer.
+                log.warning("ignored a %s notification: %s", message.method, exc)
             return
         super().handle_message(message)
 
@@ -161,12 +211,19 @@ class InvincatProtocol(LanguageServerProtocol):
         self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
 
 
+def _is_notification(message: Any) -> bool:
+    return isinstance(getattr(message, "method", None), str) and not hasattr(message, "id")
+
+
 def _describe(method: str, exc: JsonRpcException) -> str:
+    return f"Invalid params for {method}: {_problems(exc)}."
+
+
+def _problems(exc: JsonRpcException) -> str:
     cause = exc.__cause__
     if isinstance(cause, cattrs.ClassValidationError):
-        problems = "; ".join(p.replace("$.params.", "") for p in cattrs.transform_error(cause))
-        return f"Invalid params for {method}: {problems}."
-    return f"Invalid params for {method}: {exc.message}."
+        return "; ".join(p.replace("$.params.", "") for p in cattrs.transform_error(cause))
+    return str(exc.message)
 
 
 class InvincatLanguageServer(LanguageServer):
@@ -195,6 +252,13 @@ class InvincatLanguageServer(LanguageServer):
         # about it, which fails the same way, recursively: log those instead.
         if source is JsonRpcInternalError:
             log.error("sending to the editor failed: %s", error)
+            return
+        if source is FeatureNotificationError:
+            # A notification handler failed: our own features log their failures
+            # (errors.notification_handler), so this is pygls' built-in handling of
+            # params it cannot use. Nobody waits for an answer, and "Error in server" would
+            # blame the user's server for the editor's message.
+            log.warning("ignored a notification the server could not handle: %s", error)
             return
         super().report_server_error(error, source)
 
