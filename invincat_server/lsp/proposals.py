@@ -181,18 +181,28 @@ class ProposedEdits:
 
     # code actions -----------------------------------------------------------------
     def at(self, uri: str, where: types.Range) -> list[tuple[Proposal, list[types.Diagnostic]]]:
-        """Proposals with a diagnostic touching `where`, each with those diagnostics."""
+        """Proposals with a diagnostic on a line of `where`, each with those diagnostics.
+
+        Whole lines, not characters: an editor asks for the code actions at its cursor
+        (Neovim's `gra`, a lightbulb on the line), and a cursor anywhere on a changed
+        line means that change, not only on the changed characters."""
         found: dict[str, tuple[Proposal, list[types.Diagnostic]]] = {}
         for proposal, diagnostic in self._published.get(uri, []):
-            if _touches(diagnostic.range, where):
+            if _shares_a_line(diagnostic.range, where):
                 found.setdefault(proposal.approval_id, (proposal, []))[1].append(diagnostic)
         return list(found.values())
 
 
-def _before(a: types.Position, b: types.Position) -> bool:
-    return (a.line, a.character) < (b.line, b.character)
+def _lines(where: types.Range) -> tuple[int, int]:
+    """First and last line `where` covers; a range that ends at the start of a line (a
+    whole-line deletion) does not cover that line."""
+    last = where.end.line
+    if where.end.character == 0 and last > where.start.line:
+        last -= 1
+    return where.start.line, max(last, where.start.line)
 
 
-def _touches(a: types.Range, b: types.Range) -> bool:
-    """Ranges overlap or meet (a cursor at either end of a diagnostic counts)."""
-    return not (_before(a.end, b.start) or _before(b.end, a.start))
+def _shares_a_line(a: types.Range, b: types.Range) -> bool:
+    a_first, a_last = _lines(a)
+    b_first, b_last = _lines(b)
+    return a_first <= b_last and b_first <= a_last

@@ -252,3 +252,21 @@ def test_d_and_D_on_a_command_approval_warn_and_leave_it_pending(
     ] * 2
     assert "rejected" in result["chat"]
     assert not (workspace / "ran.txt").exists()
+
+
+def test_gra_anywhere_on_a_changed_line_offers_accept_and_reject(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text(DISK)
+    fake_openai.add_steps(_edit_steps({"content": "Edited."}))
+    result = nvim("gra_on_changed_line", buffer=BUFFER)
+
+    # The cursor was at column 0, before the changed word the diagnostic marks.
+    assert result["diagnostic_col"] > 0
+    [menu] = [p for p in result["prompts"] if p["kind"] == "select"]
+    assert menu["items"][:2] == [
+        "Invincat: accept proposed edit",
+        "Invincat: reject proposed edit",
+    ], menu
+    assert result["lines"] == EDITED
+    assert "Edit file notes.txt — approved" in result["chat"]
