@@ -5,6 +5,7 @@ on a proposed edit of an open, modified buffer (shown as a native diff and diagn
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -221,7 +222,7 @@ def test_the_inline_preview_is_accepted_with_ga_and_focus_stays_on_the_file(
     assert shown["preview"]["removed"] == [2]
     assert shown["preview"]["added"] == [EDITED[1]]
     assert "Edit file notes.txt" in shown["preview"]["header"]
-    assert "ga accept · gr reject · q close" in shown["preview"]["header"]
+    assert "ga accept · gR reject · q close" in shown["preview"]["header"]
     assert shown["lines"] == BUFFER  # a preview changes nothing
 
     # `ga`: accepted, the buffer changed (not the file), focus still on the file window,
@@ -270,3 +271,22 @@ def test_gra_anywhere_on_a_changed_line_offers_accept_and_reject(
     ], menu
     assert result["lines"] == EDITED
     assert "Edit file notes.txt — approved" in result["chat"]
+
+
+def test_gra_in_the_preview_is_a_code_action_and_typed_ahead_keys_never_reject(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text(DISK)
+    fake_openai.add_steps(_edit_steps({"content": "Left it."}))
+    result = nvim("preview_keys", buffer=BUFFER)
+
+    assert "ga accept · gR reject · q close" in result["header"]
+    # `gra`: Neovim's code actions (dismissed), no reject prompt, nothing decided.
+    assert result["after_gra"] == {"mode": "n", "pending": 1}
+    # `gR` then "a<CR>" at once: the prompt is open and empty, the edit still pending.
+    assert result["prompt"] == {"text": "", "pending": 1}
+    assert result["after_esc"] == {"pending": 1, "previewed": True}
+    # Rejected only by the reason typed into the open prompt.
+    assert result["lines"] == BUFFER
+    assert "Edit file notes.txt — rejected" in result["chat"]
+    assert "not this way" in json.dumps(fake_openai.chat_requests()[-1]["messages"])

@@ -231,7 +231,7 @@ local function show_diff(approval)
 end
 
 --- `d`: the proposed edit inline in the file's window when the file is loaded (focus goes
---- there and stays there after `ga` / `gr`); else the diff tab.
+--- there and stays there after `ga` / `gR`); else the diff tab.
 ---@param approval invincat.Approval
 local function preview(approval)
   local inline = require("invincat.preview")

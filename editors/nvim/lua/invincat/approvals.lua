@@ -117,7 +117,22 @@ function M.resolve(id, decision, extra)
   end)
 end
 
---- Decide an approval: "reject" asks for an optional message for the agent first.
+--- Drop keys typed ahead of a prompt: they were meant for what the user saw before it
+--- opened (the rest of `gra`, a line of text), never as its answer.
+local function discard_typeahead()
+  -- getchar(1) can keep reporting a key getchar(0) does not return (inside feedkeys 'x'):
+  -- stop at the first key that is not there, and after a bounded number.
+  for _ = 1, 10000 do
+    if vim.fn.getchar(1) == 0 or vim.fn.getchar(0) == 0 then
+      return
+    end
+  end
+end
+
+--- Decide an approval: "reject" asks for an optional message for the agent first. The
+--- prompt names what it rejects and starts empty: keys typed ahead of it are dropped, so
+--- only an Enter the user gives with the prompt in front of them rejects (<Esc> keeps
+--- the approval pending).
 ---@param id string
 ---@param decision "approve"|"reject"
 ---@param on_done? fun() Called once the decision was sent or abandoned.
@@ -127,7 +142,11 @@ function M.decide(id, decision, on_done)
     M.resolve(id, decision)
     return on_done()
   end
-  vim.ui.input({ prompt = "Why? (optional, told to the agent): " }, function(message)
+  local approval = pending[id]
+  local what = approval and format.approval_line(approval.event):gsub(" — pending$", "") or id
+  discard_typeahead()
+  local prompt = ("Reject %s — Why? (optional, told to the agent; <Esc> keeps it pending): "):format(vim.trim(what))
+  vim.ui.input({ prompt = prompt }, function(message)
     if message ~= nil then -- nil: cancelled, the approval stays pending
       M.resolve(id, "reject", { message = message ~= "" and message or nil })
     end

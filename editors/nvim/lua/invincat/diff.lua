@@ -52,8 +52,10 @@ end
 
 --- Show a proposed file edit as a native diff in a new tab: the current text (the open
 --- buffer itself when loaded, so its unsaved changes show) against the proposed text.
---- In the proposed side, `ga` / `gr` call `decide(id, "approve" | "reject")`, `q` closes
---- the tab and calls `on_close`. Opened only on request (the approval view's `d`).
+--- In the proposed side, `ga` / `gR` call `decide(id, "approve" | "reject")` (not `gr`,
+--- the prefix of Neovim 0.11's `gra`, `grn`…: see preview.lua), `q` closes the tab and calls
+--- `on_close`. Opened only on request: the approval view's `D`, or its `d` when the file is
+--- not loaded in a buffer (else `d` previews inline, preview.lua).
 ---@param approval invincat.Approval
 ---@param decide fun(id: string, decision: "approve"|"reject")
 ---@param on_close? fun()
@@ -98,7 +100,7 @@ function M.open(approval, decide, on_close)
     vim.api.nvim_buf_delete(placeholder, { force = true })
   end
   vim.api.nvim_tabpage_set_var(tab, "invincat_approval", approval.id)
-  for _, lhs in ipairs({ "ga", "gr" }) do
+  for _, lhs in ipairs({ "ga", "gR" }) do
     vim.keymap.set("n", lhs, function()
       decide(approval.id, lhs == "ga" and "approve" or "reject")
     end, { buffer = proposed, desc = lhs == "ga" and "Invincat: approve" or "Invincat: reject" })
@@ -109,7 +111,7 @@ function M.open(approval, decide, on_close)
       on_close()
     end
   end, { buffer = proposed, desc = "Invincat: close the diff (the approval stays pending)" })
-  vim.wo.winbar = "%#InvincatHeader# Proposed%#InvincatStatus#  ga approve · gr reject · q back"
+  vim.wo.winbar = "%#InvincatHeader# Proposed%#InvincatStatus#  ga approve · gR reject · q back"
   approval.diff_tab = tab
 end
 

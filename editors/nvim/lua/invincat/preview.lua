@@ -3,16 +3,18 @@
 --- keys. Opened only on request (the approval view's `d`), for a file loaded in a buffer;
 --- an edit of a file that is not open is shown in the diff tab instead (diff.lua).
 ---
---- While a preview is open, `ga` accepts, `gr` rejects and `q` closes it in that buffer
+--- While a preview is open, `ga` accepts, `gR` rejects and `q` closes it in that buffer
 --- (mappings the buffer had for those keys are put back when the preview closes). Focus
---- stays in the file's window after a decision.
+--- stays in the file's window after a decision. Not `gr`: Neovim 0.11 maps `gra`, `grn`,
+--- `grr`, `gri`, `grt`, and a `gr` here would either swallow them (`<nowait>`) or decide
+--- after 'timeoutlen' when the user paused between keys.
 local diff = require("invincat.diff")
 local format = require("invincat.format")
 
 local M = {}
 
 local ns = vim.api.nvim_create_namespace("invincat.preview")
-local KEYS = { "ga", "gr", "q" }
+local KEYS = { "ga", "gR", "q" }
 
 for name, link in pairs({
   InvincatPreviewAdd = "DiffAdd",
@@ -45,7 +47,7 @@ local function render(preview)
   local title = vim.trim(format.approval_line(event):gsub("^%s*%S+%s*", ""):gsub(" — pending$", ""))
   local header = {
     { "Invincat: " .. title .. " — ", "InvincatPreviewHeader" },
-    { "ga accept · gr reject · q close", "InvincatPreviewHeader" },
+    { "ga accept · gR reject · q close", "InvincatPreviewHeader" },
   }
   if #hunks == 0 then
     vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { virt_lines = { header }, virt_lines_above = true })
@@ -143,7 +145,7 @@ local function close_buf(buf)
 end
 
 --- Show `approval`'s proposed edit inline in `buf`, in a window of the current tab, and
---- focus that window on the first change. `decide(id, decision)` is called by `ga`/`gr`.
+--- focus that window on the first change. `decide(id, decision)` is called by `ga`/`gR`.
 ---@param approval invincat.Approval
 ---@param buf integer
 ---@param decide fun(id: string, decision: "approve"|"reject")
@@ -158,12 +160,13 @@ function M.open(approval, buf, decide, origin)
     preview.saved[lhs] = (mapping.buffer == 1) and mapping or {}
   end
   local function key(lhs, fn, desc)
-    vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, silent = true, desc = "Invincat: " .. desc })
+    -- No <nowait>: in the user's own file, longer mappings (theirs, Neovim's) must still work.
+    vim.keymap.set("n", lhs, fn, { buffer = buf, silent = true, desc = "Invincat: " .. desc })
   end
   key("ga", function()
     decide(approval.id, "approve")
   end, "accept the previewed edit")
-  key("gr", function()
+  key("gR", function()
     decide(approval.id, "reject")
   end, "reject the previewed edit")
   key("q", function()
