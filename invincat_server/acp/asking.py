@@ -25,6 +25,7 @@ from invincat_server.acp.permissions import (
 from invincat_server.runtime.events import (
     ApprovalRequested,
 )
+from invincat_server.runtime.policy import decisions
 
 
 class Asking(AgentBase):
@@ -38,7 +39,8 @@ class Asking(AgentBase):
     async def _ask(self, acp_session: AcpSession, request: ApprovalRequested) -> None:
         """Ask the client (one request at a time per session) and apply the answer."""
         async with acp_session.ask_lock:
-            rule = next((r for r in acp_session.deny_rules if r.covers(request)), None)
+            # A call asked in the same batch as a 'reject always' answer: no need to ask.
+            rule = acp_session.runtime.policy.denied(request)
             option_id: str | None = None
             if rule is None:
                 try:
@@ -72,11 +74,9 @@ class Asking(AgentBase):
                     update=updates.agent_text(f"\n\n{ask} Send it as your next message.\n"),
                 )
                 return
-            decision, new_rule = decision_for(request, option_id)
-            if rule is not None:
-                decision["message"] = "Rejected: the user rejected such calls for this session."
-            if new_rule is not None:
-                acp_session.deny_rules.append(new_rule)
+            decision = (
+                decisions.denied_by_rule() if rule is not None else decision_for(request, option_id)
+            )
             result = await acp_session.runtime.resolve(request.approval_id, decision)
             if not result.resolved:
                 log.info("decision for %s not applied: %s", request.approval_id, result.reason)

@@ -21,9 +21,6 @@ from acp.schema import (
 )
 
 from invincat_server.acp import updates
-from invincat_server.acp.permissions import (
-    DenyRule,
-)
 from invincat_server.acp.transport import StdioTransport
 from invincat_server.runtime.events import (
     ApprovalRequested,
@@ -53,7 +50,6 @@ class AcpSession:
     mode: str = "agent"
     has_thread: bool = False
     turn: Any = None
-    deny_rules: list[DenyRule] = field(default_factory=list)
     ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     asks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     """approval id → the task asking the client, while it waits."""

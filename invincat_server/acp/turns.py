@@ -20,9 +20,6 @@ from acp.schema import (
 from invincat_server.acp import rules, updates
 from invincat_server.acp.base import AcpSession, AgentBase, log, rpc_error
 from invincat_server.acp.commands import COMMANDS
-from invincat_server.acp.permissions import (
-    reply_decision,
-)
 from invincat_server.acp.prompt import find_command, read_prompt
 from invincat_server.runtime.errors import SessionError
 from invincat_server.runtime.events import (
@@ -34,6 +31,7 @@ from invincat_server.runtime.events import (
     ToolCall,
     ToolResult,
 )
+from invincat_server.runtime.policy import decisions
 
 STOP_REASONS: dict[str, StopReason] = {"completed": "end_turn", "cancelled": "cancelled"}
 
@@ -56,7 +54,7 @@ class Turns(AgentBase):
         if command == "memory":
             return await self._memory_summary(acp_session)
         if command == "rules":
-            answer = rules.rules_text(acp_session.runtime.policy, acp_session.deny_rules, rest)
+            answer = rules.rules_text(acp_session.runtime.policy, rest)
             return await self._say(acp_session, answer)
         if command == "plan":
             mode = "plan"
@@ -108,7 +106,7 @@ class Turns(AgentBase):
         request, acp_session.awaiting_reply = acp_session.awaiting_reply, None
         assert request is not None
         result = await acp_session.runtime.resolve(
-            request.approval_id, reply_decision(request, text)
+            request.approval_id, decisions.reply(request, text)
         )
         if not result.resolved:
             raise rpc_error(f"Your reply could not be applied: {result.reason}")

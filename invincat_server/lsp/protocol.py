@@ -13,12 +13,15 @@ attrs and the standard library are imported so the server answers `initialize` f
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any, Literal, NotRequired, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, TypeVar
 
 import attrs
 
 # Longer prompts are refused, by every front end alike: the core's limit, named here too.
 from invincat_server.runtime.project.limits import MAX_PROMPT_CHARS as MAX_PROMPT_CHARS
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.policy.decisions import Decision
 
 # Client → server requests.
 CHAT = "invincat/chat"
@@ -122,9 +125,11 @@ class ParamsError(ValueError):
     """Params that do not match the method's schema; the message names each problem."""
 
 
-DECISIONS = ("approve", "approve_always", "reject", "edit", "refine", "answer")
-"""Tool approvals take approve / approve_always / reject / edit; plans approve / reject /
-refine; questions answer / reject. The Session refuses a mismatch with a reason."""
+DECISIONS = ("approve", "approve_always", "reject", "reject_always", "edit", "refine", "answer")
+"""The core's decision types (runtime/policy/decisions.py, which imports pydantic: this
+module must not; a unit test keeps the two alike): tool approvals take approve /
+approve_always / reject / reject_always / edit; plans approve / reject / refine; questions
+answer / reject. The Session refuses a mismatch with a reason."""
 
 # --------------------------------------------------------------------------- params
 
@@ -178,8 +183,10 @@ class ResolveApprovalParams:
     feedback: str | None = attrs.field(default=None, metadata=_json("feedback", (str,)))
     answers: list[Any] | None = attrs.field(default=None, metadata=_json("answers", (list,)))
 
-    def runtime_decision(self) -> dict[str, Any]:
-        """The decision object `Session.resolve` takes (snake_case, absent fields dropped)."""
+    def runtime_decision(self) -> Decision:
+        """The core's decision (`DecisionError` says what is missing or wrong)."""
+        from invincat_server.runtime.policy.decisions import Decision  # pydantic: on use
+
         fields = {
             "type": self.decision,
             "scope": self.scope,
@@ -188,7 +195,7 @@ class ResolveApprovalParams:
             "feedback": self.feedback,
             "answers": self.answers,
         }
-        return {key: value for key, value in fields.items() if value is not None}
+        return Decision.parse({key: value for key, value in fields.items() if value is not None})
 
 
 @attrs.frozen

@@ -13,8 +13,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from invincat_server.runtime.approvals import Decision, DecisionError
 from invincat_server.runtime.events import ApprovalRequested, ApprovalResolved
+from invincat_server.runtime.policy import deny_rules
+from invincat_server.runtime.policy.decisions import Decision, DecisionError
 from invincat_server.runtime.records import ApprovalRecord, Records
 from invincat_server.runtime.tool_traits import WRITES_FILES
 
@@ -153,6 +154,9 @@ def _invalid(record: ApprovalRecord, decision: Decision) -> str | None:
 
 
 def _remembered_label(record: ApprovalRecord, decision: Decision) -> str | None:
+    if decision.type == "reject_always":
+        option = deny_rules.offer(ApprovalRequested.model_validate(record.request))
+        return option.label if option is not None else None
     if decision.type != "approve_always":
         return None
     for option in record.request.get("always_options", []):

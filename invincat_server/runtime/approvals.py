@@ -1,5 +1,6 @@
 """Approval decisions, 'always allow' rules and the default policy.
 
+Decisions themselves: `policy/decisions.py`; 'reject always' rules: `policy/deny_rules.py`.
 Default policy (docs/protocol.md): reads and searches inside the workspace run freely;
 writes, `execute`, `web_fetch`, MCP tools and `task` ask first. An `approve_always`
 decision adds a rule scoped to the session (this process) or the workspace (persisted in
@@ -15,13 +16,14 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError
 
 from invincat_server.runtime.events import AlwaysOption
 from invincat_server.runtime.policy import (
     command_rules,
+    deny_rules,
     file_lock,
     rule_files,
     rule_listing,
@@ -31,66 +33,8 @@ from invincat_server.runtime.policy.settings_grants import project_settings_name
 from invincat_server.runtime.tool_traits import FREE_TOOLS, WRITES_FILES
 
 if TYPE_CHECKING:
+    from invincat_server.runtime.events import ApprovalRequested
     from invincat_server.runtime.sandbox import ExecuteSandbox
-
-
-class DecisionError(ValueError):
-    """A decision that cannot be applied; the message says what is wrong."""
-
-
-DECISIONS_BY_KIND = {
-    "tool": frozenset({"approve", "approve_always", "reject", "edit"}),
-    "plan": frozenset({"approve", "reject", "refine"}),
-    # reject cancels the question: the agent is told "(cancelled)".
-    "question": frozenset({"answer", "reject"}),
-}
-
-
-class Decision(BaseModel):
-    """A person's answer to one approval request."""
-
-    type: Literal["approve", "approve_always", "reject", "edit", "refine", "answer"]
-    scope: Literal["session", "workspace"] | None = None
-    message: str | None = None
-    edited_args: dict[str, Any] | None = None
-    feedback: str | None = None
-    """For `refine` of a plan: what to change."""
-    answers: list[str] | None = None
-    """For `answer` of a question request: one answer per question, in order."""
-
-    @model_validator(mode="after")
-    def _check_fields(self) -> Decision:
-        if self.type == "approve_always" and self.scope is None:
-            raise ValueError("approve_always needs scope: 'session' or 'workspace'")
-        if self.type == "edit" and self.edited_args is None:
-            raise ValueError("edit needs edited_args: the full argument object to run instead")
-        if self.type == "refine" and not (self.feedback or "").strip():
-            raise ValueError("refine needs feedback: what the planner should change")
-        if self.type == "answer" and self.answers is None:
-            raise ValueError("answer needs answers: a list with one answer per question")
-        return self
-
-    @classmethod
-    def parse(cls, data: dict[str, Any]) -> Decision:
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            problems = "; ".join(err["msg"] for err in exc.errors())
-            raise DecisionError(f"Invalid decision: {problems}") from exc
-
-    def allowed_for(self, kind: str) -> str | None:
-        """None if this decision fits a request of `kind`, else why not."""
-        allowed = DECISIONS_BY_KIND.get(kind, DECISIONS_BY_KIND["tool"])
-        if self.type in allowed:
-            return None
-        return f"Decision {self.type!r} does not apply to a {kind} request; use one of: " + (
-            ", ".join(sorted(allowed))
-        )
-
-    def describe(self) -> str:
-        if self.type == "approve_always":
-            return f"approve_always ({self.scope})"
-        return self.type
 
 
 class Rule(BaseModel):
@@ -209,6 +153,8 @@ class ApprovalPolicy:
         self.store = store
         self.auto_approve = auto_approve
         self.session_rules: list[Rule] = []
+        self.deny_rules: list[deny_rules.DenyRule] = []
+        """'Reject always' answers of this session (never persisted)."""
         self.execute_sandbox: ExecuteSandbox | None = None
 
     def needs_approval(self, tool: str, args: dict[str, Any]) -> bool:
@@ -239,9 +185,33 @@ class ApprovalPolicy:
             self.session_rules.append(rule)
         return option.label
 
+    def deny(self, request: ApprovalRequested) -> str | None:
+        """Remember the 'reject always' rule of `request`; returns its label (None when the
+        request offers none: a plan or a question)."""
+        rule = deny_rules.rule_for(request)
+        if rule is None:
+            return None
+        if rule not in self.deny_rules:
+            self.deny_rules.append(rule)
+        option = deny_rules.offer(request)
+        return option.label if option is not None else None
+
+    def denied(
+        self, request: ApprovalRequested, answered_in: frozenset[str] = frozenset()
+    ) -> deny_rules.DenyRule | None:
+        """The session deny rule that rejects `request` without asking, if any; rules made
+        by answering one of the approvals `answered_in` do not count."""
+        return next(
+            (r for r in self.deny_rules if r.origin not in answered_in and r.covers(request)),
+            None,
+        )
+
     def listed_session_rules(self) -> list[rule_listing.ListedRule]:
-        """This session's rules (kept in memory by this process), oldest first."""
-        return [rule_listing.listed_session_rule(r, self.workspace) for r in self.session_rules]
+        """This session's rules (kept in memory by this process): deny rules, then allow
+        rules, oldest first."""
+        return [deny_rules.listed(r, self.workspace) for r in self.deny_rules] + [
+            rule_listing.listed_session_rule(r, self.workspace) for r in self.session_rules
+        ]
 
     def list_rules(self) -> list[rule_listing.ListedRule]:
         """This session's rules, then this workspace's persisted ones (a damaged rules
@@ -251,5 +221,10 @@ class ApprovalPolicy:
     def revoke_rule(self, rule_id: str) -> rule_listing.ListedRule:
         """Take back one of `list_rules()` by id; the next matching call asks again."""
         rule_id = rule_listing.check_id(rule_id)
+        for index, deny in enumerate(self.deny_rules):
+            listed = deny_rules.listed(deny, self.workspace)
+            if listed.id == rule_id:
+                del self.deny_rules[index]
+                return listed
         found = rule_listing.revoke_session_rule(self.session_rules, self.workspace, rule_id)
         return found if found is not None else self.store.revoke(self.workspace, rule_id)

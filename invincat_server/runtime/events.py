@@ -76,6 +76,16 @@ class AlwaysOption(BaseModel):
     command_prefix: str | None = None
 
 
+class DenyOption(BaseModel):
+    """The 'reject always' choice of a tool call: reject it, and reject the calls `tool`
+    and `command_prefix` describe for the rest of this session (runtime/policy/deny_rules.py)."""
+
+    scope: Literal["session"] = "session"
+    label: str
+    tool: str
+    command_prefix: str | None = None
+
+
 class ToolOutput(_Event):
     """Output of a running `execute` call as it arrives: whole lines of merged
     stdout/stderr, coalesced (a few events a second at most). Lines the `tool_result` would
@@ -103,6 +113,8 @@ class ApprovalRequested(_Event):
     always_options: list[AlwaysOption] = Field(default_factory=list)
     always_unavailable: str | None = None
     """For a tool call offered no `always_options`: why no rule may cover it."""
+    deny_option: DenyOption | None = None
+    """For a tool call: the 'reject always (this session)' choice (decision `reject_always`)."""
     todos: list[dict[str, Any]] | None = None
     """For `kind: "plan"`: the proposed todo list."""
     questions: list[dict[str, Any]] | None = None

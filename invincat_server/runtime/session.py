@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.agent_stack import AgentStack, open_agent_stack
 from invincat_server.runtime.approval_broker import ApprovalBroker, ResolveResult, Resume
-from invincat_server.runtime.approvals import ApprovalPolicy, Decision, WorkspaceRuleStore
+from invincat_server.runtime.approvals import ApprovalPolicy, WorkspaceRuleStore
 from invincat_server.runtime.config import Settings
 from invincat_server.runtime.editor_context import (
     CONTEXT_KEY,
@@ -28,6 +28,7 @@ from invincat_server.runtime.editor_context import (
 )
 from invincat_server.runtime.errors import SessionError, UnknownThreadError
 from invincat_server.runtime.events import ApprovalRequested, Error
+from invincat_server.runtime.policy.decisions import Decision
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.project.limits import prompt_problem
 from invincat_server.runtime.records import Records, ThreadInfo
@@ -250,8 +251,19 @@ class Session:
     async def resolve(self, approval_id: str, decision: dict[str, Any] | Decision) -> ResolveResult:
         """Apply a decision. The first decision for an approval wins; later ones get
         `resolved=False` with a reason. After a restart, the decision resumes the turn
-        (returned as `result.turn`) once every approval of its batch is decided."""
+        (returned as `result.turn`) once every approval of its batch is decided. A won
+        `reject_always` leaves a session deny rule: later calls it covers are rejected
+        without asking (`policy.denied` tells a front end about one already asked)."""
+        asked = None
+        if _type_of(decision) == "reject_always":
+            # Read before resolving: once the decision is handed to the turn, the front end
+            # may cancel the task that called us (ACP does when the approval resolves), and
+            # the rule must be in place before the turn runs on.
+            record = await self._records.approval(approval_id)
+            asked = ApprovalRequested.model_validate(record.request) if record else None
         outcome = await self._runner.approvals.resolve(approval_id, decision)
+        if asked is not None and (isinstance(outcome, Resume) or outcome.resolved):
+            self.policy.deny(asked)  # no await between the broker's answer and this
         if isinstance(outcome, Resume):
             self._runner.ensure_idle(outcome.thread_id)
             return ResolveResult(True, turn=await self._runner.resume(outcome))
@@ -360,3 +372,7 @@ def _tell(turn: Turn, notices: list[str]) -> None:
     in the context block too)."""
     for message in notices:
         turn.emit(Error(message=message))
+
+
+def _type_of(decision: dict[str, Any] | Decision) -> object:
+    return decision.type if isinstance(decision, Decision) else decision.get("type")

@@ -21,6 +21,8 @@ from invincat_server.runtime.events import (
     TurnEnd,
     TurnStart,
 )
+from invincat_server.runtime.policy import decisions
+from invincat_server.runtime.policy.decisions import Decision
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.project import Project, Projects, SessionOptions
 from invincat_server.runtime.session import Session
@@ -274,7 +276,12 @@ class ChatApp:
         self.renderer.note("Resuming the turn an earlier session left waiting for approval.")
         return await self._drive(turn, follow=self.options.prompt is not None)
 
-    async def _decide(self, request: ApprovalRequested) -> dict[str, object]:
+    async def _decide(self, request: ApprovalRequested) -> Decision:
+        assert self.session is not None
+        if self.session.policy.denied(request) is not None:
+            # Asked in the same batch as a 'reject always' answer that covers it.
+            self.renderer.note("rejected: you rejected such calls for this session")
+            return decisions.denied_by_rule()
         self.renderer.pause()
         self._discard_type_ahead()
         try:
@@ -298,7 +305,7 @@ class ChatApp:
 
     async def _decide_while_running(
         self, turn: Turn, request: ApprovalRequested
-    ) -> dict[str, object] | None:
+    ) -> Decision | None:
         """Ask for `request` while `turn` still runs. If the turn ends first (Ctrl-C cancels
         it), the prompt is dropped and None returned: the approval was closed as cancelled
         with the turn, so the call never runs — a cancel never approves anything. The line

@@ -1,8 +1,10 @@
 """Asking a person (or nobody, with `--yes`) for approval decisions in the terminal.
 
 Answers: y approve, s always (session), w always (workspace), n reject (then a reason),
-e edit (then the arguments as JSON). A line starting with `{` is taken as a full decision
-object (`{"type": "edit", "edited_args": {...}}`), which scripts find easier to send.
+x reject always (this session), e edit (then the arguments as JSON). A line starting with
+`{` is taken as a full decision object (`{"type": "edit", "edited_args": {...}}`), which
+scripts find easier to send. Decisions are built with the core's constructors
+(runtime/policy/decisions.py), as the language server and ACP build theirs.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import json
 import shutil
 import textwrap
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from invincat_server.runtime.events import ApprovalRequested
+from invincat_server.runtime.policy import decisions, deny_rules
+from invincat_server.runtime.policy.decisions import Decision, DecisionError
 from invincat_server.terminal.render import (
     HumanRenderer,
     JsonRenderer,
@@ -33,13 +37,9 @@ def _no_always_note(request: ApprovalRequested) -> str | None:
     return f"'always' is not offered: {reason}"
 
 
-def _edit(args: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "edit", "edited_args": args}
-
-
-def _approve(edited: dict[str, Any] | None) -> dict[str, Any]:
+def _approve(edited: dict[str, Any] | None) -> Decision:
     """A yes: to the call as asked, or to the arguments the person edited."""
-    return {"type": "approve"} if edited is None else _edit(edited)
+    return decisions.approve() if edited is None else decisions.edit(edited)
 
 
 class NoAnswer(Exception):
@@ -47,19 +47,14 @@ class NoAnswer(Exception):
 
 
 class Approver(Protocol):
-    async def decide(self, request: ApprovalRequested) -> dict[str, Any]: ...
+    async def decide(self, request: ApprovalRequested) -> Decision: ...
 
 
 class AutoApprover:
     """`--yes`: approve everything without asking; questions get no answer."""
 
-    async def decide(self, request: ApprovalRequested) -> dict[str, Any]:
-        if request.kind == "question":
-            return {
-                "type": "answer",
-                "answers": ["(no answer: headless)"] * len(request.questions or []),
-            }
-        return {"type": "approve"}
+    async def decide(self, request: ApprovalRequested) -> Decision:
+        return decisions.headless(request)
 
 
 class PromptApprover:
@@ -103,20 +98,19 @@ class PromptApprover:
             raise NoAnswer
         return line.strip()
 
-    async def _json_decision(self, answer: str) -> dict[str, Any] | None:
+    async def _json_decision(self, answer: str) -> Decision | None:
         try:
-            decision = json.loads(answer)
+            data = json.loads(answer)
         except json.JSONDecodeError as exc:
             self._say(f"Not valid JSON ({exc.msg}); try again.")
             return None
-        if isinstance(decision, dict):
-            return decision
-        self._say("A decision must be a JSON object; try again.")
-        return None
+        try:
+            return Decision.parse(data)
+        except DecisionError as exc:
+            self._say(f"{exc}; try again.")
+            return None
 
-    async def _choose(
-        self, menu: str, keys: Iterable[str] = ()
-    ) -> tuple[dict[str, Any] | None, str]:
+    async def _choose(self, menu: str, keys: Iterable[str] = ()) -> tuple[Decision | None, str]:
         """Ask with `menu`: a typed JSON decision object is returned as is, otherwise the
         answer text (asked again while the JSON is unusable). In a terminal one of `keys`
         answers with a single keystroke."""
@@ -128,18 +122,17 @@ class PromptApprover:
             if decision is not None:
                 return decision, answer
 
-    async def _reject(self, prompt: str) -> dict[str, Any]:
-        reason = await self._ask(prompt)
-        return {"type": "reject", "message": reason or None}
+    async def _reject(self, prompt: str) -> Decision:
+        return decisions.reject(await self._ask(prompt))
 
-    async def decide(self, request: ApprovalRequested) -> dict[str, Any]:
+    async def decide(self, request: ApprovalRequested) -> Decision:
         if request.kind == "plan":
             return await self._decide_plan(request)
         if request.kind == "question":
             return await self._decide_question(request)
         return await self._decide_tool(request)
 
-    async def _decide_plan(self, request: ApprovalRequested) -> dict[str, Any]:
+    async def _decide_plan(self, request: ApprovalRequested) -> Decision:
         self._say("Proposed plan:")
         for index, todo in enumerate(request.todos or [], start=1):
             self._say(f"  {index}. {todo.get('content', '')}")
@@ -152,18 +145,18 @@ class PromptApprover:
                 return decision
             key = answer[:1].lower()
             if key == "y":
-                return {"type": "approve"}
+                return decisions.approve()
             if key == "n":
                 return await self._reject("Reason (optional): ")
             if key == "r":
                 feedback = await self._ask("What should change? ")
                 if feedback:
-                    return {"type": "refine", "feedback": feedback}
+                    return decisions.refine(feedback)
                 self._say("Feedback is needed to refine; asking again.")
                 continue
             self._say(f"Unknown answer {answer!r}; choose y, n or r.")
 
-    async def _decide_question(self, request: ApprovalRequested) -> dict[str, Any]:
+    async def _decide_question(self, request: ApprovalRequested) -> Decision:
         answers = []
         for question in request.questions or []:
             self._say(f"? {question.get('question', '')}")
@@ -178,7 +171,7 @@ class PromptApprover:
             if answer.isdigit() and 1 <= int(answer) <= len(options):
                 answer = options[int(answer) - 1]
             answers.append(answer)
-        return {"type": "answer", "answers": answers}
+        return decisions.answer(answers)
 
     async def _edited_args(self, request: ApprovalRequested) -> dict[str, Any] | None:
         """The arguments the person typed (Enter keeps them); None to ask again."""
@@ -199,23 +192,26 @@ class PromptApprover:
         for option in request.always_options:
             key = "s" if option.scope == "session" else "w"
             options[key] = option.label
+        deny = deny_rules.offer(request)
+        if deny is not None:
+            options["x"] = deny.label
         if isinstance(self.renderer, HumanRenderer) and self.renderer.diff_collapsed(request):
             options["d"] = "show the whole diff"
         return options
 
-    async def _edit_and_ask_again(self, request: ApprovalRequested) -> dict[str, Any] | None:
+    async def _edit_and_ask_again(self, request: ApprovalRequested) -> Decision | None:
         """After `e`: the typed arguments, shown as the call they make and asked about
         again (y runs them); None to ask about `request` again."""
         args = await self._edited_args(request)
         if args is None:
             return None
         if self.revise is None:
-            return _edit(args)
+            return decisions.edit(args)
         return await self._decide_tool(self.revise(request, args), edited=args)
 
     async def _decide_tool(
         self, request: ApprovalRequested, edited: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    ) -> Decision:
         """`edited`: the arguments a person typed at `e`, which `request` now describes;
         a yes then runs them."""
         if isinstance(self.renderer, HumanRenderer):
@@ -233,23 +229,40 @@ class PromptApprover:
             if decision is not None:
                 return decision
             key = answer[:1].lower()
-            if key == "y":
-                return _approve(edited)
-            if key == "d" and key in options:
-                assert isinstance(self.renderer, HumanRenderer)
-                self.renderer.full_diff(request)
-                continue
-            if key in ("s", "w") and key in options:
-                scope = "session" if key == "s" else "workspace"
-                return {"type": "approve_always", "scope": scope}
-            if key in ("s", "w") and no_always:
-                self._say(f"{no_always}; choose one of {', '.join(options)}.")
-                continue
-            if key == "n":
-                return await self._reject("Reason for the agent (optional): ")
-            if key == "e":
-                decision = await self._edit_and_ask_again(request)
-                if decision is not None:
-                    return decision
+            chosen = await self._tool_answer(request, key, options, no_always, edited)
+            if isinstance(chosen, Decision):
+                return chosen
+            if chosen == "again":
                 continue
             self._say(f"Unknown answer {answer!r}; choose one of {', '.join(options)}.")
+
+    async def _tool_answer(
+        self,
+        request: ApprovalRequested,
+        key: str,
+        options: dict[str, str],
+        no_always: str | None,
+        edited: dict[str, Any] | None,
+    ) -> Decision | Literal["again", "unknown"]:
+        """What one answer key means: a decision, "again" (handled: ask again) or
+        "unknown" (not one of `options`). `edited`: the arguments typed at `e`, which a
+        yes then runs."""
+        if key == "y":
+            return _approve(edited)
+        if key == "n":
+            return await self._reject("Reason for the agent (optional): ")
+        if key in ("s", "w") and key in options:
+            return decisions.approve_always("session" if key == "s" else "workspace")
+        if key == "x" and key in options:
+            return decisions.reject_always()
+        if key == "d" and key in options:
+            assert isinstance(self.renderer, HumanRenderer)
+            self.renderer.full_diff(request)
+            return "again"
+        if key in ("s", "w") and no_always:
+            self._say(f"{no_always}; choose one of {', '.join(options)}.")
+            return "again"
+        if key == "e":
+            decision = await self._edit_and_ask_again(request)
+            return decision if decision is not None else "again"
+        return "unknown"

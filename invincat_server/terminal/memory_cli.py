@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
     from invincat_server.runtime.memory import BatchReport, MemoryService
-    from invincat_server.runtime.project import Project
     from invincat_server.runtime.memory.report import DroppedOp
+    from invincat_server.runtime.project import Project
 
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
 EXIT_STALE = 1

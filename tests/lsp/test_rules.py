@@ -160,3 +160,45 @@ async def test_rules_are_routed_to_the_folders_project(
         assert answer["revoked"]["id"] == rule_id
     finally:
         await stop_client(client)
+
+
+async def test_reject_always_rejects_later_calls_without_asking_until_revoked(
+    lsp: InvincatClient, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    turn_id, asked = await _asked(lsp, fake_openai, "touch one.txt")
+    deny = asked["deny_option"]
+    assert deny == {
+        "scope": "session",
+        "label": (
+            "Reject, and reject shell commands starting with `touch` for the rest of this session"
+        ),
+        "tool": "execute",
+        "command_prefix": "touch",
+    }
+    # A bad scope is refused like any decision that does not fit; nothing is remembered.
+    refused = await lsp.resolve(asked["approval_id"], "reject_always", scope="workspace")
+    assert refused["resolved"] is False and "session only" in refused["reason"]
+    assert (await lsp.request("invincat/rules/list", {}))["items"] == []
+
+    answer = await lsp.resolve(asked["approval_id"], "reject_always")
+    assert answer["resolved"] is True
+    assert (await lsp.turn_end(turn_id))["status"] == "completed"
+    [resolved] = [e for e in lsp.turn_events(turn_id) if e["type"] == "approval_resolved"]
+    assert resolved["decision"] == "reject_always (session)"
+    assert resolved["remembered"] == deny["label"]
+
+    fake_openai.add_steps([_execute("touch two.txt"), {"content": "not asked"}])
+    ref = await lsp.chat("run touch two")
+    assert (await lsp.turn_end(ref["turnId"]))["status"] == "completed"
+    events = lsp.turn_events(ref["turnId"])
+    assert [e["status"] for e in events if e["type"] == "tool_result"] == ["rejected"]
+    assert not [e for e in events if e["type"] == "approval_requested"]
+
+    [rule] = (await lsp.request("invincat/rules/list", {}))["items"]
+    assert rule["effect"] == "deny" and rule["scope"] == "session" and rule["command"] == "touch"
+    revoked = await lsp.request("invincat/rules/revoke", {"id": rule["id"]})
+    assert revoked["revoked"]["id"] == rule["id"]
+    turn_id, asked = await _asked(lsp, fake_openai, "touch three.txt")  # asks again
+    await lsp.resolve(asked["approval_id"], "reject")
+    assert (await lsp.turn_end(turn_id))["status"] == "completed"
+    assert not any((workspace / n).exists() for n in ("one.txt", "two.txt", "three.txt"))

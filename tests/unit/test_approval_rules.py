@@ -9,14 +9,13 @@ import pytest
 
 from invincat_server.runtime.approvals import (
     ApprovalPolicy,
-    Decision,
-    DecisionError,
     Rule,
     WorkspaceRuleStore,
     always_options,
     always_refusal,
     command_prefix,
 )
+from invincat_server.runtime.policy.decisions import Decision, DecisionError
 
 
 @pytest.mark.parametrize(

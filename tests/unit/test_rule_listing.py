@@ -191,7 +191,7 @@ def test_a_failed_write_changes_nothing_and_the_front_ends_say_so(
     monkeypatch.setattr(rule_listing.rule_files, "save", full_disk)
     [line] = repl_rules(policy, f"revoke {rule.id}")
     assert "No space left on device; nothing was changed." in line
-    assert "nothing was changed" in rules_text(policy, [], f"revoke {rule.id}")
+    assert "nothing was changed" in rules_text(policy, f"revoke {rule.id}")
     assert (tmp_path / "approvals.json").read_bytes() == before
     assert policy.list_rules() == [rule]
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from invincat_server.lsp.host import SessionHost
     from invincat_server.lsp.proposals import Proposal
     from invincat_server.lsp.server import InvincatLanguageServer
+    from invincat_server.runtime.policy.decisions import Decision
     from invincat_server.runtime.session import Session
 
 log = logging.getLogger("invincat.lsp.approvals")
@@ -41,7 +42,12 @@ async def _resolve(ls: InvincatLanguageServer, params: Any, method: str) -> Reso
     request = parse_params(ResolveApprovalParams, params, method)
     host = await ls.projects.for_approval(request.approval_id)
     session = await host.require()
-    decision = request.runtime_decision()
+    from invincat_server.runtime.policy.decisions import DecisionError  # pydantic: on use
+
+    try:
+        decision = request.runtime_decision()
+    except DecisionError as exc:  # answered like any decision the Session refuses
+        return {"resolved": False, "reason": str(exc)}
     # Looked up before resolving: the decision's event removes the proposal.
     proposal = ls.proposals.get(request.approval_id)
     delivery = _expect_edit(ls, proposal, decision)
@@ -61,12 +67,12 @@ async def _resolve(ls: InvincatLanguageServer, params: Any, method: str) -> Reso
 
 
 def _expect_edit(
-    ls: InvincatLanguageServer, proposal: Proposal | None, decision: dict[str, Any]
+    ls: InvincatLanguageServer, proposal: Proposal | None, decision: Decision
 ) -> Delivery | None:
     """An approved edit of a document open in the editor will be sent as
     `workspace/applyEdit`: watch for it. Registered before resolving, because the tool
     may run before `Session.resolve` returns."""
-    if proposal is None or decision.get("type") == "reject":
+    if proposal is None or decision.rejects:
         return None
     if not ls.documents.edits_in_editor(proposal.path):
         return None

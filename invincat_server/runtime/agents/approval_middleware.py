@@ -24,14 +24,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from invincat_server.runtime.agents.interaction import user_thread_id
-from invincat_server.runtime.approvals import (
-    ApprovalPolicy,
-    Decision,
-    always_options,
-    always_refusal,
-)
+from invincat_server.runtime.approvals import ApprovalPolicy, always_options, always_refusal
 from invincat_server.runtime.errors import ModelOutputError
 from invincat_server.runtime.events import ApprovalRequested
+from invincat_server.runtime.policy import deny_rules
+from invincat_server.runtime.policy.decisions import Decision
 from invincat_server.runtime.policy.settings_grants import describe_grants, project_settings_name
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
 from invincat_server.runtime.tool_outcome import declined
@@ -108,6 +105,8 @@ class ApprovalMiddleware(AgentMiddleware):
             if settings is not None:
                 # The diff alone does not say "this starts a program": spell it out.
                 description += ". " + describe_grants(settings, change.old_text, change.new_text)
+        # An unconfined command is asked every time: offer no "always" choice.
+        options = [] if unconfined else always_options(name, args, self.workspace.root)
         return ApprovalRequested(
             approval_id=approval_id_for(thread_id, message_id, call["id"]),
             thread_id=thread_id,
@@ -118,13 +117,13 @@ class ApprovalMiddleware(AgentMiddleware):
             path=path,
             diff=diff,
             proposed_text=proposed,
-            # An unconfined command is asked every time: offer no "always" choice.
-            always_options=[] if unconfined else always_options(name, args, self.workspace.root),
+            always_options=options,
             always_unavailable=(
                 "it would run outside the sandbox: such a command asks every time"
                 if unconfined
                 else always_refusal(name, args, self.workspace.root)
             ),
+            deny_option=deny_rules.option_for(name, options),
         )
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
@@ -139,9 +138,9 @@ class ApprovalMiddleware(AgentMiddleware):
             )
         if not last.tool_calls:
             return None
-        requests = self._requests(last, answered)
+        requests, denied = self._requests(last, answered)
         if not requests:
-            return None
+            return {"messages": [last, *denied]} if denied else None
 
         batch_id = requests[0].approval_id
         answer = interrupt(
@@ -154,8 +153,12 @@ class ApprovalMiddleware(AgentMiddleware):
         decisions = {k: Decision.model_validate(v) for k, v in answer["decisions"].items()}
         by_call = {r.tool_call_id: r for r in requests}
         new_calls = []
-        rejections: list[ToolMessage] = []
+        rejections: list[ToolMessage] = list(denied)
+        refused = {message.tool_call_id for message in denied}
         for call in last.tool_calls:
+            if call["id"] in refused:
+                new_calls.append(call)
+                continue
             decision = decisions.get(call["id"])
             request = by_call.get(call["id"])
             if decision is None or request is None:
@@ -165,18 +168,35 @@ class ApprovalMiddleware(AgentMiddleware):
         updated = last.model_copy(update={"tool_calls": new_calls})
         return {"messages": [updated, *rejections]}
 
-    def _requests(self, last: AIMessage, answered: set[str]) -> list[ApprovalRequested]:
-        """The approval requests for the calls of `last` the policy sends to a person."""
+    def _requests(
+        self, last: AIMessage, answered: set[str]
+    ) -> tuple[list[ApprovalRequested], list[ToolMessage]]:
+        """The approval requests for the calls of `last` the policy sends to a person, and
+        the rejections of those a session deny rule answers without asking."""
         thread_id = user_thread_id()
-        requests = []
+        requests: list[ApprovalRequested] = []
+        denied: list[ToolMessage] = []
+        # A rule answered for one of this message's own calls applies from the next
+        # message on: the node re-executed on resume must ask what it asked before.
+        own = frozenset(
+            approval_id_for(thread_id, last.id or "", str(c["id"])) for c in last.tool_calls
+        )
         for call in last.tool_calls:
             if call["id"] in answered:
                 continue  # already refused by a guard that ran first; it will not run
             if self.policy.needs_approval(call["name"], call["args"]):
                 request = self._request(thread_id, last.id or "", dict(call))
-                if request is not None:
+                if request is None:
+                    continue
+                if self.policy.denied(request, answered_in=own) is not None:
+                    note = (
+                        f"The user rejected such {call['name']} calls for this session; "
+                        "this one did not run."
+                    )
+                    denied.append(declined(note, tool_call_id=call["id"], name=call["name"]))
+                else:
                     requests.append(request)
-        return requests
+        return requests, denied
 
     def _apply_decision(
         self,
@@ -186,7 +206,7 @@ class ApprovalMiddleware(AgentMiddleware):
         rejections: list[ToolMessage],
     ) -> ToolCall:
         """The call as decided (a rejection also adds its result to `rejections`)."""
-        if decision.type == "reject":
+        if decision.rejects:  # a 'reject always' rule is kept by `Session.resolve`
             note = f"The user rejected this {call['name']} call; it did not run."
             if decision.message:
                 note += f" The user said: {decision.message}"
