@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import os
 import sys
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from invincat_server.lsp.errors import rpc_error
 from invincat_server.lsp.protocol import EVENT, ErrorCode, StatusTimings
+from invincat_server.runtime import preload
 
 if TYPE_CHECKING:
     from invincat_server.lsp.projects import Projects
@@ -59,72 +59,6 @@ def stack_loaded() -> bool:
     return any(name in sys.modules for name in STACK_MODULES)
 
 
-# What `Session.open()` imports. A name the runtime no longer has is skipped: then open()
-# imports whatever replaced it itself, which only costs responsiveness, not correctness.
-_STACK = (
-    "aiosqlite",
-    "langchain_openai",
-    "langgraph.checkpoint.sqlite.aio",
-    "invincat_server.runtime.session",
-    "invincat_server.runtime.models",
-    "invincat_server.runtime.history",
-    "invincat_server.runtime.tools",
-    "invincat_server.runtime.tools.files",
-    "invincat_server.runtime.tools.search",
-    "invincat_server.runtime.tools.shell",
-    "invincat_server.runtime.tools.memory_search",
-    "invincat_server.runtime.tools.web",
-    "invincat_server.runtime.agents.approval_middleware",
-    "invincat_server.runtime.agents.interaction",
-    "invincat_server.runtime.agents.main_agent",
-    "invincat_server.runtime.agents.planner",
-    "invincat_server.runtime.agents.memory_guard",
-    "invincat_server.runtime.agents.memory_injection",
-    "invincat_server.runtime.context.middleware",
-    "invincat_server.runtime.extensions.registry",
-    "invincat_server.runtime.extensions.mcp",
-    "invincat_server.runtime.extensions.skills",
-    "invincat_server.runtime.extensions.subagents",
-    "invincat_server.runtime.extensions.remote_subagents",
-    "invincat_server.runtime.extensions.web_fetch",
-    "invincat_server.runtime.memory_agent.runner",
-    "invincat_server.runtime.memory_agent.config",
-    "invincat_server.runtime.plan_flow",
-)
-
-# What the thread list, history and pending approvals use (step 2): imported with it, so
-# those requests do not wait for them behind the stack import's import lock.
-_LIGHT = (
-    "invincat_server.runtime.project_data",
-    "invincat_server.runtime.records",
-    "invincat_server.runtime.checkpoint_reader",
-    "invincat_server.runtime.history",
-    "invincat_server.runtime.errors",
-    "invincat_server.runtime.tools.edits",  # approvals' previews (lsp/proposals.py)
-    "ormsgpack",
-)
-
-# The memory service and its views: pydantic models, a few hundred ms on a busy machine.
-# Only memory writes, `verify` and the session need them: the memory reads use the quick
-# reader (runtime/memory/reader.py) and never wait for this. So they load first thing
-# in the stack's import, not before it.
-_MEMORY = (
-    "invincat_server.runtime.memory",
-    "invincat_server.runtime.memory.service",
-    "invincat_server.runtime.memory.views",
-)
-
-
-def _import(names: tuple[str, ...], before_each: Callable[[], object] | None = None) -> None:
-    for name in names:
-        if before_each is not None:
-            before_each()
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            log.debug("preload skipped %s: %s", name, exc)
-
-
 def import_stack(stop: threading.Event, wait_idle: Callable[[], object] | None = None) -> float:
     """Import the agent stack so that `Session.open()` finds it all in sys.modules; the
     seconds it took. Once per process (lsp/projects.py shares it between projects).
@@ -137,8 +71,8 @@ def import_stack(stop: threading.Event, wait_idle: Callable[[], object] | None =
 
     began = time.perf_counter()
     with bulk_import():  # no full GC passes over the ~200,000 objects it loads
-        _import(_MEMORY, wait_idle)
-        _import(_STACK, wait_idle)
+        preload.preload(preload.MEMORY, wait_idle)
+        preload.preload(preload.STACK, wait_idle)
     return time.perf_counter() - began
 
 
@@ -155,7 +89,7 @@ def _build_model(settings: Settings) -> Any:
 def _load_project(projects: Projects, root: Path) -> Project:
     """Settings and the core Project (its data readable at once: step 2; a worker
     thread). Raises ConfigError for a broken config file."""
-    _import(_LIGHT)
+    preload.preload(preload.LIGHT)
     return projects.core.open(root)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import fcntl
-import importlib
 import logging
 import os
 import signal
@@ -54,37 +53,16 @@ from invincat_server.warm.control import (
 logger = logging.getLogger("invincat_server.warm")
 
 # What a one-shot turn imports (measured with -X importtime): loaded once here, so a worker
-# starts with them in memory instead of spending ~2.5 s importing them.
-WARM_MODULES = (
+# starts with them in memory instead of spending ~2.5 s importing them. The core's list
+# (runtime/preload.py, shared with the language server) and the front ends' own modules.
+FRONT_END_MODULES = (
     "invincat_server.cli",
     "invincat_server.terminal.app",
     "invincat_server.terminal.line_editor",
     "invincat_server.terminal.rich_render",
-    "invincat_server.runtime.session",
-    "invincat_server.runtime.agent_stack",
-    "invincat_server.runtime.agents.main_agent",
-    "invincat_server.runtime.agents.memory_guard",
-    "invincat_server.runtime.agents.approval_middleware",
-    "invincat_server.runtime.agents.memory_injection",
-    "invincat_server.runtime.agents.planner",
-    "invincat_server.runtime.context.middleware",
-    "invincat_server.runtime.extensions.registry",
-    "invincat_server.runtime.memory_agent.config",
-    "invincat_server.runtime.memory.recall",
-    "invincat_server.runtime.models",
-    "invincat_server.runtime.tools.memory_search",
-    "langchain_openai",
-    "langgraph.checkpoint.sqlite.aio",
-    "openai.resources.chat.completions.completions",
-    "httpcore2",
-    "anyio._core._sockets",
-    "anyio._core._streams",
-    "detect_secrets.core.secrets_collection",
     # The language server (`invincat --stdio`) and what its session and memory views use.
     "invincat_server.lsp.server",
     "invincat_server.lsp.projects",
-    "invincat_server.runtime.memory.service",
-    "invincat_server.runtime.memory.views",
 )
 TICK_SECONDS = 1.0  # how often an idle server checks its deadline and the code version
 REQUEST_TIMEOUT = 30.0  # a connected client must send its request within this
@@ -99,15 +77,12 @@ def idle_seconds() -> float:
 
 def warm_up() -> None:
     from invincat_server.runtime.bulk_import import bulk_import
+    from invincat_server.runtime.preload import EVERYTHING, preload
 
     # Frozen before the first fork (what gc.freeze is for): a worker's collections never
     # touch, and so never copy, the pages of the modules it shares with the server.
     with bulk_import():
-        for name in WARM_MODULES:
-            try:
-                importlib.import_module(name)
-            except Exception:  # an optional extra not installed: the worker says so itself
-                logger.warning("could not preload %s", name, exc_info=True)
+        preload(FRONT_END_MODULES + EVERYTHING)
 
 
 def serve(path: Path, version: str, state_file: Path) -> int:
