@@ -27,7 +27,9 @@ atomically (store.py), so the bytes read once are one whole version, and the jou
 append-only. Nothing is redacted here because nothing is redacted on the full read
 path either: redaction happens before anything is written (governance).
 tests/memory/test_reader.py compares both paths over a varied store, and checks that
-the limits below are the models' own.
+the limits below are the models' own; tests/memory/test_reader_agrees.py generates
+many valid and broken stores and journal lines and checks that whatever this reader
+vouches for, the models accept and serialise byte for byte alike.
 """
 
 from __future__ import annotations
