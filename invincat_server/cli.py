@@ -271,6 +271,20 @@ def _run_bookkeeping(settings: Settings, args: argparse.Namespace) -> int:
     return run_rules_command(settings, args)
 
 
+def _run_without_settings(args: argparse.Namespace) -> int | None:
+    """What needs no settings (works without OPENAI_API_KEY or with a broken config):
+    `invincat server …`, and a command group named alone (`invincat threads`), which
+    prints that group's help. None: the command needs settings."""
+    if args.command == "server":
+        from invincat_server.warm.manage import run_server_command
+
+        return run_server_command(args)
+    if hasattr(args, "group_help") and getattr(args, f"{args.command}_command") is None:
+        print(args.group_help(), end="", file=sys.stderr)
+        return EXIT_USAGE
+    return None
+
+
 def _run(argv: list[str] | None, warm: bool) -> int:
     raw_argv = sys.argv[1:] if argv is None else list(argv)
     if raw_argv and all(arg == "--stdio" for arg in raw_argv):
@@ -311,13 +325,9 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         )
     if args.token_file or args.allow_remote or args.port is not None:
         parser.error("--port, --token-file and --allow-remote go with --tcp")
-    if args.command == "server":  # needs no settings: works without OPENAI_API_KEY too
-        from invincat_server.warm.manage import run_server_command
-
-        return run_server_command(args)
-    if hasattr(args, "group_help") and getattr(args, f"{args.command}_command") is None:
-        print(args.group_help(), end="", file=sys.stderr)  # `invincat threads` alone
-        return EXIT_USAGE
+    early = _run_without_settings(args)
+    if early is not None:
+        return early
     from invincat_server.runtime.config import ConfigError, load_settings
 
     try:
