@@ -121,6 +121,9 @@ def serve(path: Path, version: str, state_file: Path) -> int:
     # `kill PID` ends the server through the `finally` below, which removes its socket.
     signal.signal(signal.SIGTERM, _exit_on_signal)
     logger.info("serving %s (version %s, pid %d)", path, version, os.getpid())
+    # The process title (setproctitle) hides the command line: say how Python was started
+    # (-I, and the -X utf8 / -B its client passed on), which `ps` no longer shows.
+    logger.info("interpreter: %s", " ".join(sys.orig_argv[1:]))
     idle, last_used = idle_seconds(), time.monotonic()
     state = ServerState(version, path, Path(f"{state_file}.log"), idle)
     try:

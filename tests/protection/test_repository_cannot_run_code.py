@@ -27,7 +27,12 @@ from acp import PROTOCOL_VERSION, text_block
 
 from invincat_server.runtime.tools import ripgrep
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from invincat_server.testing.fixtures import private_runtime_dir, warm_servers, warm_workers
+from invincat_server.testing.fixtures import (
+    private_runtime_dir,
+    warm_log,
+    warm_servers,
+    warm_workers,
+)
 from tests.acp.client import ScriptedClient, acp_agent, capabilities
 from tests.deadlines import DEADLINE
 from tests.lsp.client import start_client, stop_client, wait_until
@@ -339,9 +344,9 @@ def test_the_isolated_server_keeps_the_clients_utf8_mode(
     env = {**warm_env, "PYTHONUTF8": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     fake_openai.add_steps([{"content": "hello"}])
     assert_completed(chat_in(workspace, env))
-    [server] = warm_servers(runtime).values()
-    command = Path(f"/proc/{server}/cmdline").read_bytes().split(b"\0")
-    assert command[1:6] == [b"-I", b"-X", b"utf8", b"-B", b"-m"]
+    [sock] = warm_servers(runtime)
+    # Its process title replaces the command line in /proc: the server logs its flags.
+    assert "interpreter: -I -X utf8 -B -m invincat_server.warm.server" in warm_log(runtime, sock)
 
 
 async def test_a_cold_editor_window_with_an_empty_pythonpath_entry_imports_none_of_its_files(
