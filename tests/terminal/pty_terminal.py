@@ -10,6 +10,7 @@ import re
 import time
 
 import pexpect
+import pyte
 
 from tests.terminal.cli_process import INVINCAT
 
@@ -101,3 +102,15 @@ class Terminal:
     def close(self) -> None:
         if self.child.isalive():
             self.child.close(force=True)
+
+
+def final_screen(raw: str, rows: int = 40, cols: int = 200) -> list[str]:
+    """What a terminal of that size shows once everything was drawn (a VT100 screen in
+    memory: cursor moves and erases applied; trailing blank lines dropped)."""
+    screen = pyte.Screen(cols, rows)
+    stream = pyte.Stream(screen)
+    stream.feed(raw.replace("\n", "\r\n"))  # the pty's onlcr, which pexpect's log lacks
+    lines = [line.rstrip() for line in screen.display]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines

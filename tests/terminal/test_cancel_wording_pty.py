@@ -8,7 +8,7 @@ from pathlib import Path
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.deadlines import eventually
-from tests.terminal.pty_terminal import Terminal
+from tests.terminal.pty_terminal import Terminal, final_screen
 
 
 def test_ctrl_c_while_the_model_streams_says_turn_cancelled_on_its_own_line(
@@ -49,6 +49,10 @@ def test_ctrl_c_while_a_one_shot_chat_waits_says_turn_cancelled_on_its_own_line(
         assert term.wait_exit() == 130
     finally:
         term.close()
-    assert "^C\n(turn cancelled)" in term.screen, term.screen
-    said = [line for line in term.screen.split("\n") if "(turn cancelled)" in line]
-    assert all(re.fullmatch(r"\s*\(turn cancelled\)\s*", line) for line in said), said
+    # What the user finally sees: the status line erased, then the words on a line of
+    # their own, never glued to the ^C the terminal echoed.
+    lines = final_screen(term.raw)
+    said = [line for line in lines if "(turn cancelled)" in line]
+    assert said, "\n".join(lines)
+    assert all(re.fullmatch(r"\s*\(turn cancelled\)\s*", line) for line in said), lines
+    assert not any("thinking" in line for line in lines), lines

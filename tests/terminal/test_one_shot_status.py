@@ -13,12 +13,12 @@ import re
 from pathlib import Path
 
 import pexpect
-import pyte
 import pytest
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.terminal.cli_process import INVINCAT, run_invincat
 from tests.terminal.pty_terminal import DEADLINE, Terminal
+from tests.terminal.pty_terminal import final_screen as pty_final_screen
 
 MODES = {"warm": None, "cold": "0"}
 ROWS, COLS = 40, 200
@@ -33,14 +33,7 @@ def at_terminal(env: dict[str, str], mode: str, *args: str) -> Terminal:
 
 
 def final_screen(raw: str) -> list[str]:
-    """The terminal's lines once everything was drawn (trailing blanks dropped)."""
-    screen = pyte.Screen(COLS, ROWS)
-    stream = pyte.Stream(screen)
-    stream.feed(raw.replace("\n", "\r\n"))  # the pty's onlcr, which pexpect's log lacks
-    lines = [line.rstrip() for line in screen.display]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
+    return pty_final_screen(raw, ROWS, COLS)
 
 
 def no_status_left(lines: list[str]) -> None:
