@@ -8,7 +8,7 @@ import type { DecisionAction } from "../chat/viewState";
 
 /** Decisions each kind of approval accepts (docs/protocol.md, "Decisions"). */
 export const ACCEPTED_DECISIONS: Record<ApprovalRequested["kind"], readonly DecisionAction["decision"][]> = {
-  tool: ["approve", "approve_always", "reject"],
+  tool: ["approve", "approve_always", "reject", "reject_always"],
   plan: ["approve", "reject", "refine"],
   question: ["answer", "reject"],
 };
@@ -28,7 +28,8 @@ export function resolveParams(action: DecisionAction, kind: ApprovalRequested["k
       }
       params.scope = action.scope;
       break;
-    case "reject": {
+    case "reject":
+    case "reject_always": {
       const message = action.message?.trim();
       if (message) {
         params.message = message;

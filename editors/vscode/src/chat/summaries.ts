@@ -39,6 +39,9 @@ export function decisionLabel(decision: string): string {
     const scope = /\((\w+)\)/.exec(decision)?.[1];
     return scope ? `Approved always (${scope})` : "Approved always";
   }
+  if (decision.startsWith("reject_always")) {
+    return "Rejected always (this session)";
+  }
   const labels: Record<string, string> = {
     approve: "Approved",
     reject: "Rejected",
@@ -56,7 +59,7 @@ export function decisionTone(decision: string): { tone: "approved" | "rejected" 
   if (decision.startsWith("approve") || decision === "edit" || decision === "answer") {
     return { tone: "approved", icon: "✓" };
   }
-  if (decision === "reject") {
+  if (decision === "reject" || decision.startsWith("reject_always")) {
     return { tone: "rejected", icon: "✗" };
   }
   return { tone: "neutral", icon: decision === "refine" ? "↻" : "–" };

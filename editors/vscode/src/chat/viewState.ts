@@ -96,7 +96,7 @@ export type HostMessage =
 
 export interface DecisionAction {
   approvalId: string;
-  decision: "approve" | "approve_always" | "reject" | "refine" | "answer";
+  decision: "approve" | "approve_always" | "reject" | "reject_always" | "refine" | "answer";
   scope?: AlwaysScope;
   message?: string;
   feedback?: string;

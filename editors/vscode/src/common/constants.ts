@@ -69,7 +69,7 @@ export const ErrorCode = {
   RequestCancelled: -32800,
 } as const;
 
-export const DECISIONS = ["approve", "approve_always", "reject", "edit", "refine", "answer"] as const;
+export const DECISIONS = ["approve", "approve_always", "reject", "reject_always", "edit", "refine", "answer"] as const;
 
 // This extension's own identifiers (package.json contributes them).
 export const CLIENT_ID = "invincat";

@@ -9,7 +9,7 @@
 export type Mode = "agent" | "plan";
 export type TurnStatus = "completed" | "cancelled" | "failed";
 export type ToolStatus = "success" | "error" | "rejected";
-export type Decision = "approve" | "approve_always" | "reject" | "edit" | "refine" | "answer";
+export type Decision = "approve" | "approve_always" | "reject" | "reject_always" | "edit" | "refine" | "answer";
 export type AlwaysScope = "session" | "workspace";
 
 export interface ChatParams {
@@ -109,6 +109,15 @@ export interface TodoItem {
   status?: "pending" | "in_progress" | "completed" | string;
 }
 
+/** A tool call's "reject always (this session)" choice: the decision `reject_always`
+ * rejects it and, for the rest of this server session, every call the rule covers. */
+export interface DenyOption {
+  scope: "session";
+  label: string;
+  tool: string;
+  command_prefix?: string | null;
+}
+
 export interface AlwaysOption {
   scope: AlwaysScope;
   label: string;
@@ -129,6 +138,7 @@ export interface ApprovalRequested {
   diff?: string | null;
   proposed_text?: string | null;
   always_options?: AlwaysOption[];
+  deny_option?: DenyOption | null;
   todos?: TodoItem[] | null;
   questions?: { question: string; options?: string[] }[] | null;
   agent?: "main" | "planner";

@@ -56,3 +56,15 @@ test("only file edits with a path and proposed text have a diff", () => {
   assert.equal(hasDiff({ ...base, tool_name: "execute", args: { command: "ls" } }), false);
   assert.equal(hasDiff({ ...base, kind: "plan", path: "a.txt", proposed_text: "x" }), false);
 });
+
+test("reject always (this session) sends reject_always, with the message when one was typed", () => {
+  assert.deepEqual(resolveParams({ approvalId: "ap_1", decision: "reject_always" }), { approvalId: "ap_1", decision: "reject_always" });
+  assert.deepEqual(resolveParams({ approvalId: "ap_1", decision: "reject_always", message: " not now " }), {
+    approvalId: "ap_1",
+    decision: "reject_always",
+    message: "not now",
+  });
+  // Plans and questions offer no deny rule: the server would refuse it.
+  assert.throws(() => resolveParams({ approvalId: "ap_p", decision: "reject_always" }, "plan"), DecisionError);
+  assert.throws(() => resolveParams({ approvalId: "ap_q", decision: "reject_always" }, "question"), DecisionError);
+});

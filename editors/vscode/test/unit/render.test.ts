@@ -93,6 +93,34 @@ test("a pending edit card is compact: title and relative path on one line, contr
   assert.ok(html.indexOf("card-body") < html.indexOf('data-action="approve"'), "the diff comes before the buttons");
 });
 
+test("a card whose request carries deny_option offers Reject always (this session), its rule as the tooltip", () => {
+  const label = "Reject, and reject shell commands starting with `touch` for the rest of this session";
+  const html = renderApproval({
+    ...edit,
+    request: {
+      ...edit.request,
+      tool_name: "execute",
+      description: "Run touch a",
+      path: null,
+      diff: null,
+      proposed_text: null,
+      args: { command: "touch a" },
+      deny_option: { scope: "session", label, tool: "execute", command_prefix: "touch" },
+    },
+  });
+  assert.match(html, /<button class="secondary" data-action="reject_always" data-approval="ap_1" title="[^"]*touch[^"]*"[^>]*>Reject always \(this session\)<\/button>/);
+  const rows = html.match(/<div class="(actions|reject-row|refine-row|always)"/g) ?? [];
+  assert.equal(rows.length, 2, "still two rows of controls");
+  // Without deny_option (an older server, a plan, a question) there is no such button.
+  assert.ok(!renderApproval(edit).includes("reject_always"));
+});
+
+test("a card rejected always reads as a rejection with the rule it left", () => {
+  const html = renderApproval({ ...edit, state: "resolved", decision: "reject_always (session)", remembered: "Reject, and reject file writes and edits for the rest of this session" });
+  assert.match(html, /Rejected always \(this session\) — Reject, and reject file writes/);
+  assert.ok(!html.includes("✓"), html);
+});
+
 test("a command approval shows the command and has no diff button", () => {
   const html = renderApproval({
     ...edit,

@@ -129,7 +129,7 @@ function decide(target: HTMLElement, decision: DecisionAction["decision"]): void
   const action: DecisionAction = { approvalId, decision };
   if (decision === "approve_always") {
     action.scope = target.dataset.scope === "workspace" ? "workspace" : "session";
-  } else if (decision === "reject") {
+  } else if (decision === "reject" || decision === "reject_always") {
     action.message = card.querySelector<HTMLInputElement>(".reject-message")?.value ?? "";
   } else if (decision === "refine") {
     action.feedback = card.querySelector<HTMLTextAreaElement>(".feedback")?.value ?? "";
@@ -149,6 +149,7 @@ document.addEventListener("click", (event) => {
     case "approve":
     case "approve_always":
     case "reject":
+    case "reject_always":
     case "refine":
     case "answer":
       decide(target, action);

@@ -281,11 +281,15 @@ function approvalActions(entry: ApprovalEntry): string {
       button(alwaysButtonLabel(option.scope), { action: "approve_always", approval: id, scope: option.scope }, "secondary", busy, alwaysRuleText(option.label)),
     )
     .join("");
+  // Offered when the server names the rule (`deny_option`); the label says what it covers.
+  const deny = request.deny_option
+    ? button("Reject always (this session)", { action: "reject_always", approval: id }, "secondary", busy, request.deny_option.label)
+    : "";
   const diff = hasDiff(request) ? button("Show diff", { action: "showDiff", approval: id }, "secondary") : "";
   return (
     `<div class="actions">${button("Approve", { action: "approve", approval: id }, "primary", busy)}${always}${diff}</div>` +
     `<div class="reject-row"><input class="reject-message" type="text" placeholder="Optional message for the agent">` +
-    `${button("Reject", { action: "reject", approval: id }, "danger", busy)}</div>`
+    `${button("Reject", { action: "reject", approval: id }, "danger", busy)}${deny}</div>`
   );
 }
 
