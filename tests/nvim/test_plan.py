@@ -89,3 +89,24 @@ def test_a_plan_arriving_while_the_user_edits_takes_no_key(
     assert "Plan proposed (2 steps) — rejected" in result["chat"]
     assert "The user rejected the plan: not now" in result["chat"]
     assert len(fake_openai.chat_requests()) == 2  # the main agent never ran
+
+
+def test_a_range_plan_asked_for_its_prompt_still_sends_the_selected_lines(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    # The help promises `:[range]Invincat plan`: with no prompt and no plan yet, the
+    # prompt is asked for, and the selection must not be lost on the way.
+    (workspace / "app.py").write_text("one\ntwo\nthree\nfour\n")
+    fake_openai.add_steps([{"content": "Nothing to plan."}])
+    result = nvim("plan_range")
+
+    (sent,) = result["sent"]
+    assert sent["prompt"] == "plan the lines"
+    assert sent["mode"] == "plan"
+    assert sent["context"]["selections"] == [
+        {
+            "uri": result["uri"],
+            "range": {"start": {"line": 1, "character": 0}, "end": {"line": 3, "character": 0}},
+        }
+    ]
+    assert [p["prompt"] for p in result["prompts"]] == ["Invincat plan: "]

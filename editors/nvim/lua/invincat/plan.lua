@@ -156,7 +156,8 @@ function M.refine(id)
 end
 
 --- `:Invincat plan [prompt]`: plan mode on the current thread; without a prompt, reopen
---- the plan float (or ask for a prompt when there is no plan).
+--- the plan float, or, when there is no plan yet, ask for the prompt (the range is kept
+--- for it: the user selected the lines before they were asked).
 ---@param prompt? string
 ---@param range? {[1]: integer, [2]: integer} lines sent as the selection
 function M.start(prompt, range)
@@ -166,7 +167,7 @@ function M.start(prompt, range)
     end
     vim.ui.input({ prompt = "Invincat plan: " }, function(input)
       if input and vim.trim(input) ~= "" then
-        M.start(input)
+        M.start(input, range)
       end
     end)
     return
