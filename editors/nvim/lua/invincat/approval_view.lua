@@ -44,7 +44,11 @@ local function keys_line(event)
   if #(event.always_options or {}) > 0 then
     table.insert(keys, "A approve always…")
   end
-  vim.list_extend(keys, { "r reject", "e edit arguments" })
+  table.insert(keys, "r reject")
+  if type(event.deny_option) == "table" then
+    table.insert(keys, "X reject always (this session)…")
+  end
+  table.insert(keys, "e edit arguments")
   if has_diff(event) then
     vim.list_extend(keys, { "d preview in the file", "D side-by-side diff" })
   end
@@ -276,6 +280,10 @@ local function set_keymaps(buf)
   map("r", on_current(function(approval)
     approvals().decide(approval.id, "reject")
   end), "reject")
+  -- The same confirmation as `r` (the prompt names the rule; only its Enter decides).
+  map("X", on_current(function(approval)
+    approvals().decide(approval.id, "reject_always")
+  end, tool), "reject always (this session)")
   map("e", on_current(function(approval)
     approvals().edit_arguments(approval)
   end, tool), "edit the arguments")

@@ -129,26 +129,34 @@ local function discard_typeahead()
   end
 end
 
---- Decide an approval: "reject" asks for an optional message for the agent first. The
---- prompt names what it rejects and starts empty: keys typed ahead of it are dropped, so
---- only an Enter the user gives with the prompt in front of them rejects (<Esc> keeps
---- the approval pending).
+--- Decide an approval: "reject" and "reject_always" ask for an optional message for the
+--- agent first. The prompt names what it rejects (and, for "reject_always", the calls it
+--- will reject without asking for the rest of this session) and starts empty: keys typed
+--- ahead of it are dropped, so only an Enter the user gives with the prompt in front of
+--- them rejects (<Esc> keeps the approval pending).
 ---@param id string
----@param decision "approve"|"reject"
+---@param decision "approve"|"reject"|"reject_always"
 ---@param on_done? fun() Called once the decision was sent or abandoned.
 function M.decide(id, decision, on_done)
   on_done = on_done or function() end
-  if decision ~= "reject" then
+  if decision ~= "reject" and decision ~= "reject_always" then
     M.resolve(id, decision)
     return on_done()
   end
   local approval = pending[id]
   local what = approval and format.approval_line(approval.event):gsub(" — pending$", "") or id
+  local deny = approval and approval.event.deny_option
+  if decision == "reject_always" and type(deny) ~= "table" then
+    invincat.notify("this approval offers no 'reject always'", vim.log.levels.WARN)
+    return on_done()
+  end
   discard_typeahead()
-  local prompt = ("Reject %s — Why? (optional, told to the agent; <Esc> keeps it pending): "):format(vim.trim(what))
+  local head = decision == "reject_always" and ("%s (%s)"):format(tostring(deny.label), vim.trim(what))
+    or ("Reject %s"):format(vim.trim(what))
+  local prompt = head .. " — Why? (optional, told to the agent; <Esc> keeps it pending): "
   vim.ui.input({ prompt = prompt }, function(message)
     if message ~= nil then -- nil: cancelled, the approval stays pending
-      M.resolve(id, "reject", { message = message ~= "" and message or nil })
+      M.resolve(id, decision, { message = message ~= "" and message or nil })
     end
     on_done()
   end)
@@ -231,6 +239,9 @@ function M.choose(approval)
     table.insert(items, { label = "Approve always: " .. option.label, decision = "approve_always", scope = option.scope })
   end
   table.insert(items, { label = "Reject", decision = "reject" })
+  if type(event.deny_option) == "table" then
+    table.insert(items, { label = tostring(event.deny_option.label), decision = "reject_always" })
+  end
   table.insert(items, { label = "Edit arguments", decision = "edit" })
   vim.ui.select(items, {
     prompt = "Invincat: " .. (event.description or event.tool_name or "approval"),
@@ -241,8 +252,8 @@ function M.choose(approval)
   }, function(choice)
     if not choice then
       return -- dismissed: still pending
-    elseif choice.decision == "reject" then
-      M.decide(approval.id, "reject")
+    elseif choice.decision == "reject" or choice.decision == "reject_always" then
+      M.decide(approval.id, choice.decision)
     elseif choice.decision == "edit" then
       M.edit_arguments(approval)
     else

@@ -1,0 +1,45 @@
+"""'Reject always (this session)' in Neovim: the approval view's `X` asks like `r` (the
+prompt names the rule, <Esc> keeps the call pending), then rejects the call and, for the
+rest of the session, the next matching call without asking — nothing runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.nvim.harness import RunNvim
+
+
+def _execute(command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "execute", "arguments": {"command": command}}]}
+
+
+def test_reject_always_rejects_the_next_matching_call_without_asking(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            _execute("touch one.txt"),
+            {"content": "Not touched."},
+            _execute("touch two.txt"),
+            {"content": "Still not touched."},
+        ]
+    )
+    result = nvim("reject_always")
+
+    label = "Reject, and reject shell commands starting with `touch` for the rest of this session"
+    assert result["deny_option"]["label"] == label
+    assert any("X reject always (this session)…" in line for line in result["view"])
+    # The first X was cancelled at its prompt: the call stayed pending, nothing decided.
+    assert result["still_pending"] == 1
+    prompts = [p["prompt"] for p in result["prompts"]]
+    assert len(prompts) == 2 and all(p.startswith(label) for p in prompts)
+    assert result["pending_after"] == 0
+    chat = result["chat"]
+    assert "rejected (always, this session)" in chat
+    # The second call was answered by the session rule: no approval asked for it.
+    assert "⚠ Run shell command: touch two.txt" not in chat
+    assert "⊘ execute: The user rejected such execute calls for this session" in chat
+    assert not (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
+    assert len(fake_openai.chat_requests()) == 4
