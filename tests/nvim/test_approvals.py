@@ -114,7 +114,8 @@ def test_an_approval_left_pending_is_offered_after_a_restart_and_resumes_the_tur
 
     result = nvim("restart_resume")
     warned = [n["message"] for n in result["notifications"]]
-    assert "Invincat: 1 approval(s) pending from an earlier session: :Invincat approvals" in warned
+    assert "Invincat: 1 approval pending from an earlier session: :Invincat approvals" in warned
+    assert "── 1 approval pending from an earlier session ──" in result["chat"]
     assert "Write file hello.txt — approved" in result["chat"]
     assert "Resumed." in result["chat"]
     assert (workspace / "hello.txt").read_text() == "hello\n"

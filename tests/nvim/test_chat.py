@@ -66,7 +66,7 @@ def test_the_lsp_config_for_vim_lsp_enable_starts_the_client_the_commands_use(
     assert result["root"] == str(workspace)
     assert "Hi from the enabled client." in result["chat"]
     assert "OK model configured: fake-model" in result["report"]
-    assert "1 saved thread(s)" in result["report"]
+    assert "1 saved thread in" in result["report"]
 
 
 def test_without_a_server_the_chat_says_what_to_do_and_bad_options_fall_back(

@@ -30,6 +30,7 @@ def test_reject_always_rejects_the_next_matching_call_without_asking(
 
     label = "Reject, and reject shell commands starting with `touch` for the rest of this session"
     assert result["deny_option"]["label"] == label
+    assert result["view"][0] == " 1 approval waiting for your decision"
     assert any("X reject always (this session)…" in line for line in result["view"])
     # The first X was cancelled at its prompt: the call stayed pending, nothing decided.
     assert result["still_pending"] == 1

@@ -115,7 +115,7 @@ local function render()
   end
   local list = approvals().list()
   local lines = {
-    { (" %d approval(s) waiting for your decision"):format(#list), "InvincatHeader" },
+    { " " .. format.count(#list, "approval") .. " waiting for your decision", "InvincatHeader" },
     { "" },
   }
   state.rows = {}

@@ -92,7 +92,7 @@ local function announce()
       return
     end
     local what = #list == 1 and vim.trim(format.approval_line(list[1].event):gsub("^%s*%S+%s*", ""):gsub(" — pending$", ""))
-      or ("%d approvals"):format(#list)
+      or format.count(#list, "approval")
     invincat.notify(one_screen_line(what .. " waiting: :Invincat approvals"), vim.log.levels.WARN)
   end)
 end
@@ -321,7 +321,7 @@ function M.restore_pending()
       require("invincat.chat").show_restored(restored)
       view().refresh()
       attention.when_quiet(function()
-        local message = ("%d approval(s) pending from an earlier session: :Invincat approvals"):format(#restored)
+        local message = format.count(#restored, "approval") .. " pending from an earlier session: :Invincat approvals"
         invincat.notify(one_screen_line(message), vim.log.levels.WARN)
       end)
     end

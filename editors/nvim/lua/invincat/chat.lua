@@ -276,7 +276,7 @@ end
 --- Show approvals left pending by an earlier server (they survive restarts).
 ---@param events table[] `approval_requested` events
 function M.show_restored(events)
-  append({ ("── %d approval(s) pending from an earlier session ──"):format(#events) }, "InvincatStatus")
+  append({ ("── %s pending from an earlier session ──"):format(format.count(#events, "approval")) }, "InvincatStatus")
   for _, event in ipairs(events) do
     local row = append({ format.approval_line(event) }, "InvincatApproval")
     state.marks[event.approval_id] =

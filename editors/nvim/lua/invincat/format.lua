@@ -2,6 +2,15 @@
 --- summaries) and approvals (pure functions, shared by the chat buffer and the thread history).
 local M = {}
 
+--- "1 approval", "2 approvals": a count with its noun in the right number.
+---@param n integer
+---@param singular string
+---@param plural? string default `singular .. "s"`
+---@return string
+function M.count(n, singular, plural)
+  return ("%d %s"):format(n, n == 1 and singular or (plural or singular .. "s"))
+end
+
 ---@param value any
 ---@param limit integer
 ---@return string

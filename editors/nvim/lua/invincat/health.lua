@@ -194,7 +194,7 @@ function M.check()
     local model = (config.cmd_env or {}).INVINCAT_MODEL or vim.env.INVINCAT_MODEL
     health.ok("model configured" .. (model and (": " .. model) or "") .. " (the server opened its session)")
     local threads = type(result.result) == "table" and result.result.threads or {}
-    health.info(("%d saved thread(s) in %s"):format(#threads, invincat.root_dir()))
+    health.info(("%s in %s"):format(require("invincat.format").count(#threads, "saved thread"), invincat.root_dir()))
   end
 end
 
