@@ -291,3 +291,18 @@ def test_gra_in_the_preview_is_a_code_action_and_typed_ahead_keys_never_reject(
     assert result["lines"] == BUFFER
     assert "Edit file notes.txt — rejected" in result["chat"]
     assert "not this way" in json.dumps(fake_openai.chat_requests()[-1]["messages"])
+
+
+def test_the_approval_view_counts_approvals_in_words(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    writes = [
+        {"name": "write_file", "arguments": {"path": name, "content": "hi\n"}}
+        for name in ("a.txt", "b.txt")
+    ]
+    fake_openai.add_steps([{"tool_calls": writes}, {"content": "Wrote both."}])
+    result = nvim("two_approvals")
+
+    assert result["two"] == " 2 approvals waiting for your decision"
+    assert result["one"] == " 1 approval waiting for your decision"
+    assert (workspace / "a.txt").read_text() == "hi\n" == (workspace / "b.txt").read_text()
