@@ -4,11 +4,14 @@ rest of the session, the next matching call without asking — nothing runs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.nvim.harness import RunNvim
+
+LABEL = "Reject, and reject shell commands starting with `touch` for the rest of this session"
 
 
 def _execute(command: str) -> dict[str, Any]:
@@ -28,7 +31,7 @@ def test_reject_always_rejects_the_next_matching_call_without_asking(
     )
     result = nvim("reject_always")
 
-    label = "Reject, and reject shell commands starting with `touch` for the rest of this session"
+    label = LABEL
     assert result["deny_option"]["label"] == label
     assert result["view"][0] == " 1 approval waiting for your decision"
     assert any("X reject always (this session)…" in line for line in result["view"])
@@ -44,3 +47,18 @@ def test_reject_always_rejects_the_next_matching_call_without_asking(
     assert "⊘ execute: The user rejected such execute calls for this session" in chat
     assert not (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
     assert len(fake_openai.chat_requests()) == 4
+
+
+def test_the_all_choices_menu_offers_reject_always_behind_the_reject_prompt(
+    nvim: RunNvim, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    fake_openai.add_steps([_execute("touch one.txt"), {"content": "Not touched."}])
+    result = nvim("reject_always_menu")
+
+    select, asked = result["prompts"]
+    assert select["kind"] == "select" and LABEL in select["items"]
+    assert asked["kind"] == "input" and asked["prompt"].startswith(LABEL)
+    assert "rejected (always, this session)" in result["chat"]
+    # The message typed at the prompt reached the model with the rejection.
+    assert "not that" in json.dumps(fake_openai.chat_requests()[1]["messages"])
+    assert not (workspace / "one.txt").exists()
