@@ -158,3 +158,13 @@ def test_a_missing_binary_is_logged_once(
         assert ripgrep.find_rg() is None
     [record] = caplog.records
     assert "ripgrep (rg) not found" in record.getMessage() and "Python walk" in record.getMessage()
+
+
+@pytest.mark.parametrize(
+    "args", [{"pattern": "nee\x00dle"}, {"pattern": "needle", "glob": "*\x00"}]
+)
+async def test_a_nul_byte_in_a_grep_pattern_or_glob_costs_that_call_only(
+    tools: dict[str, BaseTool], args: dict[str, str]
+) -> None:
+    # ripgrep's argv cannot carry a NUL: the call must still answer, not end the turn.
+    assert (await ok(tools["grep"], **args)).startswith("No matches for")

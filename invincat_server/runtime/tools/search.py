@@ -524,7 +524,10 @@ async def _run_grep(
         raise ToolException(f"Path not found: {display}.")
     results: list[str] | None = None
     capped = False
-    if rg_path is not None and base.is_dir():
+    # A NUL cannot travel in ripgrep's argv; the Python walk takes such a pattern or glob
+    # (it matches nothing, since files with a NUL are binary and skipped).
+    argv_safe = "\0" not in pattern and "\0" not in (glob or "")
+    if rg_path is not None and base.is_dir() and argv_safe:
         searcher = _RgGrep(rg_path, workspace, documents, base, regex, name_filter)
         try:
             results, capped = await searcher.run()
