@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from invincat_server.warm import worker_records
 from invincat_server.warm.client import reply_seconds
 from invincat_server.warm.common import (
     WarmError,
@@ -63,9 +64,10 @@ def run_server_command(args: argparse.Namespace) -> int:
     except WarmError as exc:
         print(f"invincat: {exc}", file=sys.stderr)
         return EXIT_REFUSED
+    orphans = find_orphan_workers(servers)
     if args.server_command == "status":
-        return _print_status(servers, as_json=args.json)
-    return _stop(servers, force=args.force, as_json=args.json)
+        return _print_status(servers, orphans, as_json=args.json)
+    return _stop(servers, orphans, force=args.force, as_json=args.json)
 
 
 def find_servers() -> list[dict[str, Any]]:
@@ -94,6 +96,24 @@ def find_servers() -> list[dict[str, Any]]:
     return found
 
 
+def find_orphan_workers(servers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Workers still running whose server is gone (it died, or was stopped while they
+    waited): found from the record each worker keeps beside its server's socket."""
+    # A server started since on the same socket does not list its predecessor's workers.
+    served = {
+        int(worker["pid"])
+        for server in servers
+        for worker in server.get("workers") or []
+        if isinstance(worker, dict) and isinstance(worker.get("pid"), int)
+    }
+    orphans: list[dict[str, Any]] = []
+    for directory in runtime_dirs():
+        for records in sorted(directory.glob("chat-*.workers")):
+            running = worker_records.running(records.with_suffix(".sock"))
+            orphans.extend(worker for worker in running if worker["pid"] not in served)
+    return orphans
+
+
 def _ask(sock: Path, request: dict[str, Any]) -> tuple[int, dict[str, Any] | None] | None:
     """(the server's pid, its reply or None) for a socket a process of ours listens on;
     None when nobody listens. WarmError for a socket another user serves."""
@@ -119,13 +139,20 @@ def _ask(sock: Path, request: dict[str, Any]) -> tuple[int, dict[str, Any] | Non
             return pid, None
 
 
-def _print_status(servers: list[dict[str, Any]], *, as_json: bool) -> int:
+def _print_status(
+    servers: list[dict[str, Any]], orphans: list[dict[str, Any]], *, as_json: bool
+) -> int:
     if as_json:
-        print(json.dumps({"servers": servers}))
+        print(json.dumps({"servers": servers, "orphanWorkers": orphans}))
     elif not servers:
         print("no warm server is running")
     for server in [] if as_json else servers:
         print("\n".join(_status_lines(server)))
+    if orphans and not as_json:
+        print(f"workers whose warm server has ended: {len(orphans)}")
+        for worker in orphans:
+            print(f"    {_worker_line(worker)}  (code version {worker['codeVersion']})")
+        print("  they end with their chat or editor, or `invincat server stop --force`")
     return 0 if servers else EXIT_NONE_RUNNING
 
 
@@ -168,23 +195,60 @@ def _duration(seconds: float) -> str:
     return f"{hours}h {minutes}m {secs}s" if hours else f"{minutes}m {secs}s"
 
 
-def _stop(servers: list[dict[str, Any]], *, force: bool, as_json: bool) -> int:
-    """Refuse, stopping nothing, while any server has workers (unless `force`); else stop
-    each and wait until it is gone."""
+def _stop(
+    servers: list[dict[str, Any]], orphans: list[dict[str, Any]], *, force: bool, as_json: bool
+) -> int:
+    """Refuse, stopping nothing, while any worker runs (a server's, or one whose server
+    has ended) unless `force`; else end those workers, stop each server and wait until
+    it is gone."""
     busy = [s for s in servers if s.get("workers")]
     stopped: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
-    if busy and not force:
+    refusing = bool(busy or orphans) and not force
+    if refusing:
         refused = [_who(s) | {"workers": s["workers"]} for s in busy]
     else:
+        orphans = [worker | {"ended": _end_worker(worker)} for worker in orphans]
         for server in servers:
             outcome = _stop_one(server, force)
             (stopped if outcome.get("stopped") else refused).append(outcome)
     if as_json:
-        print(json.dumps({"stopped": stopped, "refused": refused}))
+        print(json.dumps({"stopped": stopped, "refused": refused, "orphanWorkers": orphans}))
     else:
-        _print_stop(servers, stopped, refused, busy_only=bool(busy and not force))
-    return EXIT_REFUSED if refused else 0
+        _print_stop(servers, stopped, refused)
+        _print_orphans_stop(orphans, refusing=refusing)
+        if refusing:
+            print(
+                "invincat: nothing was stopped. Let them finish (an editor's language server "
+                "ends when its window closes), or `invincat server stop --force` to end them "
+                "(SIGTERM) and stop the server.",
+                file=sys.stderr,
+            )
+    left = orphans if refusing else [w for w in orphans if not w.get("ended")]
+    return EXIT_REFUSED if refused or left else 0
+
+
+def _end_worker(worker: dict[str, Any]) -> bool:
+    """SIGTERM to a server-less worker's process group (it leads one, as every worker
+    does); True once it has exited."""
+    pid = int(worker["pid"])
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGTERM)
+    return _gone(pid)
+
+
+def _print_orphans_stop(orphans: list[dict[str, Any]], *, refusing: bool) -> None:
+    if not orphans:
+        return
+    if refusing:
+        print(f"invincat: {len(orphans)} worker(s) whose warm server has ended:", file=sys.stderr)
+    else:
+        print("ended the workers whose warm server had ended:")
+    for worker in orphans:
+        line = f"  {_worker_line(worker)}"
+        if not refusing and not worker.get("ended"):
+            line += f"  (still running after {STOP_DEADLINE:.0f} s)"
+        print(line, file=sys.stderr if refusing else sys.stdout)
 
 
 def _stop_one(server: dict[str, Any], force: bool) -> dict[str, Any]:
@@ -219,8 +283,6 @@ def _print_stop(
     servers: list[dict[str, Any]],
     stopped: list[dict[str, Any]],
     refused: list[dict[str, Any]],
-    *,
-    busy_only: bool,
 ) -> None:
     if not servers:
         print("no warm server is running")
@@ -238,10 +300,3 @@ def _print_stop(
         )
         for worker in workers:
             print(f"  {_worker_line(worker)}", file=sys.stderr)
-    if refused and busy_only:
-        print(
-            "invincat: nothing was stopped. Let them finish (an editor's language server "
-            "ends when its window closes), or `invincat server stop --force` to end them "
-            "(SIGTERM) and stop the server.",
-            file=sys.stderr,
-        )

@@ -30,6 +30,7 @@ from typing import Any
 from setproctitle import setproctitle
 
 from invincat_server.import_path import drop_directory, drop_working_directory
+from invincat_server.warm import worker_records
 from invincat_server.warm.common import (
     DEFAULT_IDLE_SECONDS,
     EXIT_CODE_CHANGED,
@@ -113,6 +114,7 @@ def serve(path: Path, version: str, state_file: Path) -> int:
     finally:
         os.umask(old_umask)
     os.chmod(path, 0o600)
+    worker_records.prepare(path)
     listener.listen(16)
     listener.settimeout(TICK_SECONDS)
     inode = os.stat(path).st_ino
@@ -213,9 +215,13 @@ def _accept(conn: socket.socket, inherited: tuple[int, ...], state: ServerState)
             try:
                 for fd in inherited:
                     os.close(fd)
-                setproctitle(process_title(Worker(os.getpid(), client, serves, project)))
+                me = Worker(os.getpid(), client, serves, project)
+                setproctitle(process_title(me))
+                # Outlives this server if need be: `server status` still finds it.
+                worker_records.write(state.socket, me.describe())
                 code = _worker(conn, request, fds)
             finally:
+                worker_records.remove(state.socket)
                 os._exit(code)
         logger.info("worker %d started", pid)
         state.workers[pid] = Worker(pid, client, serves, project)

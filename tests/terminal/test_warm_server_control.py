@@ -182,6 +182,50 @@ def test_a_language_server_worker_is_listed_and_never_stopped_without_force(
         editor.wait(timeout=DEADLINE)
 
 
+def test_a_worker_that_outlives_its_server_is_listed_and_stopped_only_with_force(
+    fake_openai: FakeOpenAIServer, warm_env: dict[str, str], runtime: Path, workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "warm"}])
+    assert run_invincat(["chat", "hi", "--json", "--cwd", str(workspace)], warm_env).code == 0
+    [(_sock, pid)] = warm_servers(runtime).items()
+    fake_openai.add_steps([write_step("f.txt"), {"content": "done"}])
+    chat = LiveInvincat(["chat", "write", "--json", "--cwd", str(workspace)], warm_env)
+    try:
+        chat.wait_for("approval_requested")
+        [worker] = status(warm_env)[1][0]["workers"]  # type: ignore[misc]
+        os.kill(pid, 9)  # the server dies; its worker waits at the approval
+        assert eventually(lambda: not alive(pid))
+
+        done = run_invincat(["server", "status", "--json"], warm_env)
+        assert done.code == 1  # no server runs ...
+        report = json.loads(done.stdout)
+        assert report["servers"] == []
+        [orphan] = report["orphanWorkers"]  # ... but its worker is still seen
+        assert orphan["pid"] == worker["pid"] and orphan["serves"] == "chat"
+        assert orphan["project"] == str(workspace)
+        shown = run_invincat(["server", "status"], warm_env).stdout
+        assert "workers whose warm server has ended: 1" in shown and str(workspace) in shown
+
+        refused = run_invincat(["server", "stop"], warm_env)
+        assert refused.code == 1 and "nothing was stopped" in refused.stderr
+        assert f"pid {worker['pid']}" in refused.stderr
+        assert alive(worker["pid"])
+
+        forced = run_invincat(["server", "stop", "--force", "--json"], warm_env)
+        assert forced.code == 0, forced.stderr
+        [ended] = json.loads(forced.stdout)["orphanWorkers"]
+        assert ended["pid"] == worker["pid"] and ended["ended"] is True
+        assert not alive(worker["pid"])
+        assert chat.finish() == 1 and not (workspace / "f.txt").exists()
+        assert json.loads(run_invincat(["server", "status", "--json"], warm_env).stdout) == {
+            "servers": [],
+            "orphanWorkers": [],
+        }
+    finally:
+        if chat.proc.poll() is None:
+            chat.kill()
+
+
 OLD_SERVER = """
 import socket, sys
 s = socket.socket(socket.AF_UNIX)

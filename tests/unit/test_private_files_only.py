@@ -68,6 +68,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("warm/client.py", "os.open"): "the warm server's log, 0600, in that 0700 dir",
     ("warm/server.py", "os.open"): "the warm server's lock and log, 0600, in that 0700 dir",
     ("warm/server.py", "open for writing"): "fd 2 and the log fd opened 0600 above",
+    ("warm/worker_records.py", "mkdir"): "workers' records folder, 0700, in the 0700 runtime dir",
+    ("warm/worker_records.py", "os.open"): "a worker's record, 0600, O_NOFOLLOW, in that folder",
+    ("warm/worker_records.py", "open for writing"): "the record's fd opened 0600 above",
 }
 
 
