@@ -1,0 +1,365 @@
+"""Tool calls a model wrote as text instead of sending them as structured `tool_calls`.
+
+Small open models served by llama.cpp, Ollama or vLLM often answer a tool call as text:
+a JSON object in a ```json fence, Hermes/Qwen `<tool_call>{...}</tool_call>`, Mistral
+`[TOOL_CALLS] [...]`, Llama 3 `<|python_tag|>{...}`, `<function=name>{...}</function>`.
+The server's own parser missed it, so the answer arrives as plain content. This module
+finds such calls in the text of the assistant's own message (never in tool results: the
+caller passes only that text) and checks each against the tools that were offered.
+
+Pure: no LangChain, no I/O. `find_text_tool_calls` returns what it found; the caller
+decides what runs (agents/text_tool_call_middleware.py, memory_agent/runner.py), and
+every call it makes structured goes through the same approvals as any other.
+
+What counts, per candidate (one bad candidate costs that candidate only):
+- a name that is not an offered tool: a call in tool-call markup (`<tool_call>`, ...) is
+  reported with an error to feed back; plain JSON naming no offered tool is left as text
+  (it is likely an example in prose);
+- arguments that are not a JSON object (or a string holding one), or do not fit the
+  offered tool's JSON schema: reported with an error to feed back, never run;
+- text inside `<think>` blocks and code fences of other languages (```python, ```text: a
+  file quoted back) is never parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MAX_TEXT_CHARS", "TextCall", "TextToolCalls", "find_text_tool_calls"]
+
+MAX_TEXT_CHARS = 1_000_000
+"""Longer answers are not searched (treated as text): parsing stays bounded."""
+_MAX_ATTEMPTS = 64
+"""JSON decodes tried per answer: text full of `{"` cannot make the search quadratic."""
+_MAX_CALLS = 32
+"""Calls taken from one answer; more are ignored (and said so)."""
+
+# Keys open models use for the tool's name and its arguments, in order of preference.
+_NAME_KEYS = ("name", "tool_name", "tool", "action", "function")
+_ARG_KEYS = ("arguments", "parameters", "args", "tool_input", "action_input", "input")
+# Wrappers around one call or a list of them (llama.cpp's generic format, OpenAI's legacy
+# `function_call`, a `{"type": "function", "function": {...}}` entry).
+_WRAPPER_KEYS = ("tool_calls", "tool_call", "function_call", "function")
+
+_THINK = re.compile(r"\s*<think>.*?(?:</think>|\Z)", re.DOTALL)
+_FENCE = re.compile(r"```([^\n`]*)\n(.*?)(?:```|\Z)", re.DOTALL)
+_FENCE_OPEN = re.compile(r"```([^\n`]*)\n")
+_JSON_FENCES = ("", "json", "json5", "tool_call", "tool_calls", "tool", "function_call")
+_MARKUP_TAGS = ("tool_call", "function_call", "tools")
+_TAG_OPEN = re.compile(r"<(" + "|".join(_MARKUP_TAGS) + r")>")
+_FUNCTION_TAG = re.compile(
+    r"<function(?:=([^>\s]+)|\s+name=\"([^\"]+)\")>(.*?)(?:</function>|\Z)", re.DOTALL
+)
+_PARAMETER_TAG = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?</parameter>", re.DOTALL)
+_MISTRAL = "[TOOL_CALLS]"
+_MISTRAL_ARGS = re.compile(r"\s*([A-Za-z0-9_.-]+)(?:\[CALL_ID\][A-Za-z0-9]+)?\[ARGS\]")
+_PYTHON_TAG = "<|python_tag|>"
+_API_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_JSON_START = re.compile(r"[\[{]\s*[\"{]")
+
+
+@dataclass(frozen=True)
+class TextCall:
+    """One call found in the text. `error` set: it must not run; the error is fed back."""
+
+    name: str
+    args: dict[str, Any]
+    format: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class TextToolCalls:
+    calls: list[TextCall] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    """Why candidates were left as text (for the audit note), e.g. an unknown name."""
+
+    @property
+    def formats(self) -> list[str]:
+        return sorted({c.format for c in self.calls})
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    value: Any
+    format: str
+    explicit: bool
+    """In tool-call markup: an unknown name is a mistaken call, not an example."""
+
+
+def find_text_tool_calls(text: str, tools: Mapping[str, Mapping[str, Any] | None]) -> TextToolCalls:
+    """The calls written in `text` (the assistant's own content), checked against `tools`
+    (offered name → its JSON schema for the arguments; None: no schema to check)."""
+    if not isinstance(text, str) or not text.strip() or not tools:
+        return TextToolCalls()
+    if len(text) > MAX_TEXT_CHARS:
+        return TextToolCalls(ignored=[f"the answer is over {MAX_TEXT_CHARS:,} characters"])
+    # A reasoning model's deliberation (before its answer) is not its answer.
+    text = _THINK.sub("", text, count=1) if _THINK.match(text) else text
+    candidates = _markup_candidates(text)
+    if not candidates:
+        candidates = list(_json_candidates(text))
+    calls: list[TextCall] = []
+    ignored: list[str] = []
+    for candidate in candidates:
+        for raw in _flatten(candidate.value):
+            if len(calls) >= _MAX_CALLS:
+                ignored.append(f"more than {_MAX_CALLS} calls in one answer")
+                return TextToolCalls(calls, ignored)
+            call = _checked(raw, candidate, tools, ignored)
+            if call is not None:
+                calls.append(call)
+    return TextToolCalls(calls, ignored)
+
+
+def _markup_candidates(text: str) -> list[_Candidate]:
+    """Calls in the markup open models are trained to emit, outside other code fences."""
+    text = _without_foreign_fences(text)
+    found: list[_Candidate] = []
+    attempts = _Budget()
+    consumed = 0
+    for match in _TAG_OPEN.finditer(text):
+        if match.start() < consumed:
+            continue  # inside the call before it (a tag written in an argument)
+        tag, body_start = match.group(1), match.end()
+        # Decoded from the text itself, not a body cut at the first closing tag: an
+        # argument may contain `</tool_call>` or braces.
+        decoded = _decode_at(text, body_start, attempts)
+        if decoded is not None:
+            value, consumed = decoded
+            found.append(_Candidate(value, tag, True))
+            continue
+        close = text.find(f"</{tag}>", body_start)
+        body = text[body_start : close if close >= 0 else len(text)]
+        inner = _function_tags(body)
+        found += inner or [_Candidate(body, tag, True)]
+        consumed = body_start + len(body)
+    if not found:
+        found = _function_tags(text)
+    if not found and _MISTRAL in text:
+        found = _mistral(text.split(_MISTRAL, 1)[1], attempts)
+    if not found and _PYTHON_TAG in text:
+        rest = text.split(_PYTHON_TAG, 1)[1]
+        found = [_Candidate(v, "python_tag", True) for v in _json_values(rest, attempts)]
+    return found
+
+
+def _decode_at(text: str, start: int, attempts: _Budget) -> tuple[Any, int] | None:
+    """The JSON value starting at `start` (after blanks) and where it ends, or None."""
+    position = start
+    while position < len(text) and text[position].isspace():
+        position += 1
+    if position >= len(text) or text[position] not in "{[" or not attempts.take():
+        return None
+    try:
+        return _DECODER.raw_decode(text, position)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _function_tags(text: str) -> list[_Candidate]:
+    """`<function=name>{json}</function>` (Llama 3.1, Functionary) and Qwen3-Coder's
+    `<function=name><parameter=key>value</parameter></function>`."""
+    found: list[_Candidate] = []
+    for match in _FUNCTION_TAG.finditer(text):
+        name = match.group(1) or match.group(2)
+        body = match.group(3).strip()
+        params = _PARAMETER_TAG.findall(body)
+        if params:
+            args: Any = {key: _parameter_value(value) for key, value in params}
+        else:
+            args = body or "{}"
+        found.append(_Candidate({"name": name, "arguments": args}, "function_tag", True))
+    return found
+
+
+def _parameter_value(raw: str) -> Any:
+    # Qwen3-Coder writes every value as text; a number or list is JSON, a path is not.
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _mistral(rest: str, attempts: _Budget) -> list[_Candidate]:
+    """`[TOOL_CALLS] [{...}]` (v3) or `[TOOL_CALLS]name[ARGS]{...}` (v11 and later)."""
+    named = _MISTRAL_ARGS.match(rest)
+    if named is None:
+        value = _first_json(rest, attempts)
+        return [] if value is None else [_Candidate(value, "mistral", True)]
+    found: list[_Candidate] = []
+    for part in rest.split(_MISTRAL):
+        match = _MISTRAL_ARGS.match(part)
+        if match is None:
+            continue
+        args = _first_json(part[match.end() :], attempts)
+        found.append(_Candidate({"name": match.group(1), "arguments": args}, "mistral", True))
+    return found
+
+
+def _json_candidates(text: str) -> Iterator[_Candidate]:
+    """JSON in ```json / ``` / ```tool_call fences first; else bare JSON in the prose."""
+    attempts = _Budget()
+    fenced = False
+    position = 0
+    while (match := _FENCE_OPEN.search(text, position)) is not None:
+        language = match.group(1).strip().lower()
+        close = text.find("```", match.end())
+        position = close + 3 if close >= 0 else len(text)
+        if language not in _JSON_FENCES:
+            continue
+        fenced = True
+        explicit = language not in ("", "json", "json5")
+        # Decoded from the text itself: an argument may hold a ``` of its own, and the
+        # fence then ends after the value.
+        decoded = _decode_at(text, match.end(), attempts)
+        if decoded is None:
+            continue
+        value, end = decoded
+        yield _Candidate(value, f"fenced {language or 'block'}", explicit)
+        close = text.find("```", end)
+        position = max(position, close + 3 if close >= 0 else len(text))
+    if not fenced:
+        for value in _json_values(_without_foreign_fences(text), attempts):
+            yield _Candidate(value, "json", False)
+
+
+def _without_foreign_fences(text: str) -> str:
+    """The text with fences of other languages blanked out (a file quoted back)."""
+
+    def blank(match: re.Match[str]) -> str:
+        language = match.group(1).strip().lower()
+        return match.group(0) if language in _JSON_FENCES else ""
+
+    return _FENCE.sub(blank, text)
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = _MAX_ATTEMPTS
+
+    def take(self) -> bool:
+        self.left -= 1
+        return self.left >= 0
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _json_values(text: str, attempts: _Budget) -> Iterator[Any]:
+    """Every JSON object or array in `text` that looks like the start of a call, left to
+    right, skipping past each one decoded (nested braces in strings are the decoder's;
+    Llama 3's `;` between calls is just text between them)."""
+    position = 0
+    while True:
+        match = _JSON_START.search(text, position)
+        if match is None or not attempts.take():
+            return
+        try:
+            value, end = _DECODER.raw_decode(text, match.start())
+        except (ValueError, RecursionError):
+            position = match.start() + 1
+            continue
+        yield value
+        position = end
+
+
+def _first_json(text: str, attempts: _Budget) -> Any:
+    return next(_json_values(text, attempts), None)
+
+
+def _flatten(value: Any, depth: int = 0) -> Iterator[Any]:
+    """Single calls out of arrays and wrappers (`{"tool_calls": [...]}`, ...)."""
+    if depth > 3:
+        return
+    if isinstance(value, list):
+        for item in value:
+            yield from _flatten(item, depth + 1)
+        return
+    if isinstance(value, dict) and not _has_name(value):
+        for key in _WRAPPER_KEYS:
+            if isinstance(value.get(key), dict | list):
+                yield from _flatten(value[key], depth + 1)
+                return
+    yield value
+
+
+def _has_name(value: dict[str, Any]) -> bool:
+    return any(isinstance(value.get(key), str) for key in _NAME_KEYS)
+
+
+def _checked(
+    raw: Any,
+    candidate: _Candidate,
+    tools: Mapping[str, Mapping[str, Any] | None],
+    ignored: list[str],
+) -> TextCall | None:
+    if not isinstance(raw, dict):
+        if candidate.explicit:
+            ignored.append(f"{candidate.format}: not a JSON object with a tool name")
+        return None
+    name = next((raw[k] for k in _NAME_KEYS if isinstance(raw.get(k), str)), None)
+    arg_key = next((k for k in _ARG_KEYS if k in raw), None)
+    if name is None or (arg_key is None and not candidate.explicit):
+        return None  # not shaped like a call: ordinary JSON in the answer
+    shown = _shown(name)
+    if name not in tools:
+        if not candidate.explicit:
+            ignored.append(f"{candidate.format}: `{shown}` is not an offered tool")
+            return None
+        offered = ", ".join(sorted(tools))
+        # The call goes back to the server in the history: a name the API refuses
+        # (spaces, a NUL) would fail every later request, so it is replaced.
+        kept = name if _API_NAME.fullmatch(name) else "unknown_tool"
+        return TextCall(
+            kept, {}, candidate.format, f"`{shown}` is not an available tool; use one of: {offered}"
+        )
+    args, error = _arguments(raw.get(arg_key) if arg_key else {})
+    if error is None:
+        error = _schema_error(args, tools[name])
+    if error is not None:
+        error = f"the arguments of this {name} call were not used: {error}"
+    return TextCall(name, args if error is None else {}, candidate.format, error)
+
+
+def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except (ValueError, RecursionError) as exc:
+            return {}, f"they are not valid JSON ({exc})"
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        return {}, f"they must be a JSON object, not {type(raw).__name__}"
+    return raw, None
+
+
+def _schema_error(args: dict[str, Any], schema: Mapping[str, Any] | None) -> str | None:
+    """What is wrong with `args` under the offered tool's JSON schema, or None."""
+    if not schema:
+        return None
+    import jsonschema  # only when a call was written as text: it costs an import
+
+    try:
+        validator_type = jsonschema.validators.validator_for(schema)
+        validator_type.check_schema(schema)
+        error = jsonschema.exceptions.best_match(validator_type(schema).iter_errors(args))
+    except jsonschema.exceptions.SchemaError:
+        return None  # a schema we cannot use is checked where the tool runs, as ever
+    except RecursionError:
+        return "they are nested too deeply"
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    return _shown(f"{where + ': ' if where else ''}{error.message}", 300)
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """`text` safe to quote back: control characters escaped, cut to `limit`."""
+    escaped = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[: limit * 2])
+    return escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"

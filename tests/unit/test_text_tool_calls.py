@@ -1,0 +1,224 @@
+"""Tool calls written as text: the formats open models use, and what never becomes a call."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from invincat_server.runtime.text_tool_calls import (
+    MAX_TEXT_CHARS,
+    TextToolCalls,
+    find_text_tool_calls,
+)
+
+READ = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+    "required": ["path"],
+}
+WRITE = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+    "required": ["path", "content"],
+}
+TOOLS = {"read_file": READ, "write_file": WRITE, "ls": None}
+
+
+def found(text: str) -> list[tuple[str, dict, str | None]]:
+    return [(c.name, c.args, c.error) for c in find_text_tool_calls(text, TOOLS).calls]
+
+
+def read(path: str) -> tuple[str, dict, None]:
+    return ("read_file", {"path": path}, None)
+
+
+CALL = {"name": "read_file", "arguments": {"path": "a.py"}}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"```json\n{json.dumps(CALL)}\n```",
+        f"Let me look.\n```\n{json.dumps(CALL)}\n```\nThen I will explain.",
+        f"```tool_call\n{json.dumps(CALL)}\n```",
+        json.dumps(CALL),
+        f"I will read it: {json.dumps(CALL)} and then answer.",
+        json.dumps([CALL]),
+        json.dumps({"name": "read_file", "parameters": {"path": "a.py"}}),
+        json.dumps({"name": "read_file", "arguments": json.dumps({"path": "a.py"})}),
+        json.dumps({"arguments": {"path": "a.py"}, "name": "read_file"}),
+        json.dumps({"type": "function", "function": CALL}),
+        json.dumps({"function": "read_file", "parameters": {"path": "a.py"}}),
+        json.dumps({"tool": "read_file", "tool_input": {"path": "a.py"}}),
+        json.dumps({"action": "read_file", "action_input": {"path": "a.py"}}),
+        json.dumps({"tool_call": CALL}),
+        f"<tool_call>\n{json.dumps(CALL)}\n</tool_call>",
+        f"<tool_call>{json.dumps(CALL)}",  # cut before the closing tag
+        f"<function_call>{json.dumps(CALL)}</function_call>",
+        f"[TOOL_CALLS] {json.dumps([CALL])}",
+        '[TOOL_CALLS]read_file[ARGS]{"path": "a.py"}',
+        '[TOOL_CALLS]read_file[CALL_ID]a1b2c3d4e[ARGS]{"path": "a.py"}',
+        '<|python_tag|>{"name": "read_file", "parameters": {"path": "a.py"}}',
+        '<function=read_file>{"path": "a.py"}</function>',
+        '<function name="read_file">{"path": "a.py"}</function>',
+        "<tool_call>\n<function=read_file>\n<parameter=path>\na.py\n</parameter>\n</function>\n</tool_call>",
+    ],
+)
+def test_each_format_gives_the_call(text: str) -> None:
+    assert found(text) == [read("a.py")]
+
+
+def test_several_calls_in_one_answer_each_count() -> None:
+    hermes = "".join(
+        f"<tool_call>{json.dumps({'name': 'read_file', 'arguments': {'path': p}})}</tool_call>\n"
+        for p in ("a", "b", "c")
+    )
+    assert found(hermes) == [read("a"), read("b"), read("c")]
+    llama = (
+        '<|python_tag|>{"name": "read_file", "parameters": {"path": "a"}}; '
+        '{"name": "read_file", "parameters": {"path": "b"}}'
+    )
+    assert found(llama) == [read("a"), read("b")]
+    mistral = '[TOOL_CALLS]read_file[ARGS]{"path": "a"}[TOOL_CALLS]ls[ARGS]{}'
+    assert found(mistral) == [read("a"), ("ls", {}, None)]
+    generic = json.dumps({"tool_calls": [CALL, {"name": "ls", "arguments": {}}]})
+    assert found(generic) == [read("a.py"), ("ls", {}, None)]
+
+
+def test_braces_and_tags_inside_strings_do_not_cut_the_call() -> None:
+    content = 'def f():\n    return {"}": "{"}  # </tool_call> ```'
+    call = {"name": "write_file", "arguments": {"path": "f.py", "content": content}}
+    assert found(f"<tool_call>{json.dumps(call)}</tool_call>") == [
+        ("write_file", {"path": "f.py", "content": content}, None)
+    ]
+    assert found(f"```json\n{json.dumps(call)}\n```") == [
+        ("write_file", {"path": "f.py", "content": content}, None)
+    ]
+
+
+def test_a_name_that_is_not_offered_is_text_unless_in_tool_call_markup() -> None:
+    example = json.dumps({"name": "delete_everything", "arguments": {}})
+    result = find_text_tool_calls(f"For example: {example}", TOOLS)
+    assert result.calls == [] and "`delete_everything` is not an offered tool" in result.ignored[0]
+    [call] = find_text_tool_calls(f"<tool_call>{example}</tool_call>", TOOLS).calls
+    assert call.error is not None and "not an available tool" in call.error
+    assert "read_file" in call.error and call.args == {}
+
+
+def test_arguments_that_do_not_fit_the_schema_are_reported_not_used() -> None:
+    [(name, args, error)] = found(json.dumps({"name": "read_file", "arguments": {"path": 3}}))
+    assert (name, args) == ("read_file", {}) and error is not None
+    assert "path" in error and "not of type 'string'" in error
+    [(_, _, missing)] = found(json.dumps({"name": "write_file", "arguments": {"path": "x"}}))
+    assert missing is not None and "'content' is a required property" in missing
+    [(_, _, not_object)] = found(json.dumps({"name": "read_file", "arguments": [1, 2]}))
+    assert not_object is not None and "JSON object" in not_object
+    [(_, _, bad_json)] = found(json.dumps({"name": "read_file", "arguments": "{oops"}))
+    assert bad_json is not None and "not valid JSON" in bad_json
+
+
+def test_one_bad_call_costs_that_call_only() -> None:
+    text = "\n".join(
+        f"<tool_call>{body}</tool_call>"
+        for body in (
+            json.dumps({"name": "read_file", "arguments": {"path": "a"}}),
+            "not json at all",
+            json.dumps({"name": "read_file", "arguments": {"path": None}}),
+            json.dumps({"name": "nope", "arguments": {}}),
+            json.dumps({"name": "read_file", "arguments": {"path": "b"}}),
+        )
+    )
+    result = found(text)
+    assert [(n, a) for n, a, e in result if e is None] == [
+        ("read_file", {"path": "a"}),
+        ("read_file", {"path": "b"}),
+    ]
+    assert len([e for _, _, e in result if e is not None]) == 2
+
+
+def test_nul_bytes_and_control_characters() -> None:
+    # A NUL in an argument is the tool's to refuse, as for a structured call.
+    call = {"name": "read_file", "arguments": {"path": "a\u0000b"}}
+    assert found(json.dumps(call)) == [read("a\u0000b")]
+    # A raw NUL in the text around the call does not hide it.
+    assert found(f"\x00 {json.dumps(CALL)} \x00") == [read("a.py")]
+    # A NUL in an unknown name: quoted escaped, and never sent back as a tool name.
+    [call_out] = find_text_tool_calls(
+        "<tool_call>" + json.dumps({"name": "x\u0000y", "arguments": {}}) + "</tool_call>", TOOLS
+    ).calls
+    assert call_out.name == "unknown_tool" and "\\x00" in (call_out.error or "")
+
+
+def test_prose_and_ordinary_json_are_not_calls() -> None:
+    for text in (
+        "The answer is 42.",
+        'Use {"name": "read_file"} as the config key.',  # no arguments: not a call shape
+        json.dumps({"path": "a.py", "content": "x"}),
+        json.dumps({"result": CALL}),
+        "```json\n{not json\n```",
+        "",
+        "   ",
+    ):
+        assert found(text) == [], text
+
+
+def test_quoted_files_and_thinking_are_never_parsed() -> None:
+    hermes = f"<tool_call>{json.dumps(CALL)}</tool_call>"
+    assert found(f"The file says:\n```text\n{hermes}\n```") == []
+    assert found(f"```python\nPROMPT = '{json.dumps(CALL)}'\n```") == []
+    assert found(f"<think>should I? {hermes}</think>No tool needed.") == []
+    # A call after the thinking still counts.
+    assert found(f"<think>yes</think>{hermes}") == [read("a.py")]
+
+
+def test_nothing_offered_means_nothing_found() -> None:
+    assert find_text_tool_calls(json.dumps(CALL), {}) == TextToolCalls()
+
+
+def test_huge_or_hostile_text_stays_bounded() -> None:
+    assert find_text_tool_calls("x" * (MAX_TEXT_CHARS + 1), TOOLS).calls == []
+    # Each decode attempt is bounded in number (no quadratic search over text full of
+    # call starts) and the decoder's recursion limit ends deep nesting.
+    for hostile in (
+        '{"' * 200_000,
+        "[" * 200_000,
+        '{"a": ' * 100_000,
+        "<tool_call>" * 50_000,
+        '{"name": "read_file", "arguments": {"path": "' + "a" * 500_000,
+        "```json\n" * 50_000,
+    ):
+        assert found(hostile) == []
+
+
+def test_a_flood_of_calls_is_capped() -> None:
+    text = "".join(f"<tool_call>{json.dumps(CALL)}</tool_call>" for _ in range(100))
+    result = find_text_tool_calls(text, TOOLS)
+    assert len(result.calls) == 32 and result.ignored
+
+
+def test_deeply_nested_arguments_are_an_error_not_a_crash() -> None:
+    deep = '{"name": "read_file", "arguments": {"path": "a", "x": ' + "[" * 50_000 + "]" * 50_000
+    assert found(deep + "}}") == []  # the decoder gives up: text, nothing runs
+
+
+def test_the_format_is_named() -> None:
+    assert find_text_tool_calls(f"<tool_call>{json.dumps(CALL)}</tool_call>", TOOLS).formats == [
+        "tool_call"
+    ]
+    assert find_text_tool_calls(f"```json\n{json.dumps(CALL)}\n```", TOOLS).formats == [
+        "fenced json"
+    ]
+
+
+def test_thinking_markup_inside_an_argument_is_kept() -> None:
+    call = {"name": "write_file", "arguments": {"path": "p.md", "content": "<think>x</think>"}}
+    assert found(f"<tool_call>{json.dumps(call)}</tool_call>") == [
+        ("write_file", {"path": "p.md", "content": "<think>x</think>"}, None)
+    ]
+
+
+def test_a_fenced_call_spread_over_lines_with_a_fence_in_an_argument() -> None:
+    call = {"name": "write_file", "arguments": {"path": "R.md", "content": "```sh\nls\n```\n"}}
+    text = "Here:\n```json\n" + json.dumps(call, indent=2) + "\n```\nDone."
+    assert found(text) == [("write_file", call["arguments"], None)]
