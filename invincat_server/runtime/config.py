@@ -19,6 +19,10 @@ SANDBOX_MODES = ("read-only", "workspace-write", "off")
 """`execute`'s OS sandbox modes, narrowest first (runtime/sandbox, docs/security.md)."""
 DEFAULT_SANDBOX_MODE = "workspace-write"
 
+TEXT_TOOL_CALL_MODES = ("auto", "off")
+"""`text_tool_calls`: understand tool calls a model wrote as text, or not
+(runtime/text_tool_calls.py, docs/configuration.md)."""
+
 PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod")
 DEFAULT_CONTEXT_WINDOW = 128_000
 
@@ -64,6 +68,9 @@ class Settings:
     `[shell] keep_env`, the user's file only; runtime/shell_env.py)."""
     shell_env_warnings: tuple[str, ...] = ()
     """keep_env values that were ignored, and why: each session reports them once."""
+    text_tool_calls: str = "auto"
+    """`auto`: a response with no structured tool calls is searched for calls written as
+    text (`INVINCAT_TEXT_TOOL_CALLS` / `text_tool_calls`); `off`: its text is the answer."""
 
     @property
     def threads_db(self) -> Path:
@@ -116,6 +123,15 @@ def sandbox_mode(raw: object, name: str) -> str:
     if isinstance(raw, str) and raw.strip().lower() in SANDBOX_MODES:
         return raw.strip().lower()
     raise ConfigError(f"{name} must be one of {', '.join(SANDBOX_MODES)}; got {raw!r}.")
+
+
+def _text_tool_calls(raw: str | None) -> str:
+    if raw is None:
+        return "auto"
+    value = raw.strip().lower()
+    if value not in TEXT_TOOL_CALL_MODES:
+        raise ConfigError(f"text_tool_calls must be auto or off, got {raw!r}.")
+    return value
 
 
 def _sandbox_settings(env: Mapping[str, str], file_cfg: dict[str, object]) -> tuple[str, bool]:
@@ -179,6 +195,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         sandbox_network=network,
         shell_keep_env=keep_env,
         shell_env_warnings=tuple(warnings),
+        text_tool_calls=_text_tool_calls(pick("INVINCAT_TEXT_TOOL_CALLS", "text_tool_calls")),
     )
 
 

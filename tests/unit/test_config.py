@@ -48,3 +48,24 @@ def test_project_root_is_the_nearest_git_ancestor(tmp_path: Path) -> None:
     plain = tmp_path.parent / (tmp_path.name + "-plain")
     plain.mkdir()
     assert find_project_root(plain) == plain.resolve()
+
+
+def test_text_tool_calls_is_auto_unless_turned_off(tmp_path: Path) -> None:
+    home = {"INVINCAT_HOME": str(tmp_path)}
+    assert load_settings(home).text_tool_calls == "auto"
+    (tmp_path / "config.toml").write_text('text_tool_calls = "off"\n')
+    assert load_settings(home).text_tool_calls == "off"
+    assert load_settings({**home, "INVINCAT_TEXT_TOOL_CALLS": "AUTO"}).text_tool_calls == "auto"
+
+
+@pytest.mark.parametrize("bad", ["on", "yes", "auto\x00", "maybe"])
+def test_a_bad_text_tool_calls_value_is_a_one_line_error(tmp_path: Path, bad: str) -> None:
+    with pytest.raises(ConfigError, match="text_tool_calls must be auto or off") as info:
+        load_settings({"INVINCAT_HOME": str(tmp_path), "INVINCAT_TEXT_TOOL_CALLS": bad})
+    assert "\n" not in str(info.value)
+
+
+def test_a_text_tool_calls_value_of_the_wrong_type_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("text_tool_calls = 1\n")
+    with pytest.raises(ConfigError, match="text_tool_calls"):
+        load_settings({"INVINCAT_HOME": str(tmp_path)})
