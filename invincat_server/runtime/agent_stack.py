@@ -222,7 +222,13 @@ def _build_agents(
         PlannerApprovalMiddleware,
         build_planner_agent,
     )
+    from invincat_server.runtime.agents.text_tool_call_middleware import TextToolCallMiddleware
     from invincat_server.runtime.context.middleware import ContextMiddleware, ContextSettings
+
+    def text_calls() -> list[Any]:
+        # Last in each list: it wraps the model call innermost, so it sees the tools
+        # finally offered and the model's own answer (text_tool_call_middleware.py).
+        return [TextToolCallMiddleware()] if settings.text_tool_calls == "auto" else []
 
     prompt = system_prompt(str(workspace.root), extensions.prompt_sections)
     context = ContextMiddleware(
@@ -248,6 +254,7 @@ def _build_agents(
             MemoryInjectionMiddleware(memory.render_injection),
             MemoryGuardMiddleware(memory, watch),
             *extensions.middleware,
+            *text_calls(),
         ],
     )
     planner = build_planner_agent(
@@ -259,6 +266,7 @@ def _build_agents(
         # web_fetch is on the planner's allow-list and must be approved like anywhere else.
         approvals=PlannerApprovalMiddleware(policy, workspace, documents),
         guard=MemoryGuardMiddleware(memory, watch),
+        extra_middleware=text_calls(),
     )
     return context, graph, planner
 
@@ -311,5 +319,6 @@ def _open_memory(
         model_factory=model_factory,
         redact=redact_text,
         config=load_memory_agent_config(settings.home, workspace.root),
+        text_tool_calls=settings.text_tool_calls == "auto",
     )
     return memory, agent

@@ -204,10 +204,12 @@ def build_planner_agent(
     headless: bool,
     approvals: PlannerApprovalMiddleware | None = None,
     guard: AgentMiddleware | None = None,
+    extra_middleware: Sequence[AgentMiddleware] = (),
 ) -> Any:
     """`approvals` asks before allowed tools that the policy does not let run freely
     (`web_fetch`). It is listed before the guard so the guard's after-model hook runs first:
-    refused calls are answered, and only the calls it lets through are asked about."""
+    refused calls are answered, and only the calls it lets through are asked about.
+    `extra_middleware` comes last: its model-call wrappers are the innermost."""
     read_only = [t for t in tools if t.name in PLANNER_TOOLS]
     allowed = [t.name for t in read_only] + ["write_todos", "ask_user", "approve_plan"]
     return create_agent(
@@ -220,6 +222,7 @@ def build_planner_agent(
             *([approvals] if approvals is not None else []),
             PlannerGuardMiddleware(allowed),
             *([guard] if guard is not None else []),
+            *extra_middleware,
         ],
         checkpointer=checkpointer,
         name="invincat-planner",

@@ -105,18 +105,21 @@ def conversation_text(
     return "\n".join(parts), results
 
 
-def parse_proposal(reply: Any) -> list[Any]:
-    """The operation list from a tool call (or a bare JSON object); ProposalError otherwise."""
+def parse_proposal(reply: Any, *, text_tool_calls: bool = True) -> list[Any]:
+    """The operation list from a tool call — structured, or written as text when
+    `text_tool_calls` (the `text_tool_calls` setting) — or from a bare JSON object;
+    ProposalError otherwise."""
     if getattr(reply, "invalid_tool_calls", None):
         bad = reply.invalid_tool_calls[0]
         raise ProposalError(f"the memory model sent malformed tool arguments: {bad.get('error')}")
     for call in getattr(reply, "tool_calls", None) or []:
         if call["name"] == SUBMIT_TOOL:
-            operations = call["args"].get("operations")
-            if not isinstance(operations, list):
-                raise ProposalError(f"{SUBMIT_TOOL} needs an 'operations' list")
-            return operations
+            return _operations(call["args"])
     text = reply.text.strip() if hasattr(reply, "text") else ""
+    if text and text_tool_calls:
+        written = _written_submit(text)
+        if written is not None:
+            return written
     if text:
         try:
             data = json.loads(text)
@@ -129,6 +132,27 @@ def parse_proposal(reply: Any) -> list[Any]:
     raise ProposalError(f"the memory model did not call {SUBMIT_TOOL}")
 
 
+def _operations(args: Any) -> list[Any]:
+    operations = args.get("operations") if isinstance(args, dict) else None
+    if not isinstance(operations, list):
+        raise ProposalError(f"{SUBMIT_TOOL} needs an 'operations' list")
+    return operations
+
+
+def _written_submit(text: str) -> list[Any] | None:
+    """The operations of a `submit_memory_operations` call written as text (a small model
+    that answers the forced tool call in its content), checked against the tool's schema
+    like the main agent's text calls (runtime/text_tool_calls.py); None: no such call."""
+    from invincat_server.runtime.text_tool_calls import find_text_tool_calls
+
+    schema = submit_tool_schema()["function"]["parameters"]
+    for call in find_text_tool_calls(text, {SUBMIT_TOOL: schema}).calls:
+        if call.error is not None:
+            raise ProposalError(f"the memory model wrote {SUBMIT_TOOL} as text, but {call.error}")
+        return _operations(call.args)
+    return None
+
+
 class MemoryAgent:
     def __init__(
         self,
@@ -138,6 +162,7 @@ class MemoryAgent:
         model_factory: Callable[[], Any],
         redact: Callable[[str], str],
         config: MemoryAgentConfig,
+        text_tool_calls: bool = True,
     ) -> None:
         self.service = service
         self.cursors = cursors
@@ -145,6 +170,7 @@ class MemoryAgent:
         self._model: Any = None
         self.redact = redact
         self.config = config
+        self.text_tool_calls = text_tool_calls
         self._locks: dict[str, asyncio.Lock] = {}
         self._last_run: dict[str, float] = {}
         self._turns_since: dict[str, int] = {}
@@ -237,7 +263,7 @@ class MemoryAgent:
             )
         reply = await self._model.ainvoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(content)])
         try:
-            operations = parse_proposal(reply)
+            operations = parse_proposal(reply, text_tool_calls=self.text_tool_calls)
         except ProposalError as exc:
             self.failures += 1
             log.warning("memory proposal unusable for %s: %s", thread_id, self.redact(str(exc)))

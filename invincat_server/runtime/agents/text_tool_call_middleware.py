@@ -1,0 +1,132 @@
+"""Tool calls a model wrote as text become structured calls, inside the model node.
+
+It wraps the model call (the innermost wrapper, so it sees the tools finally offered for
+this call and the model's own answer): when the answer carries no structured tool call,
+its text is searched (runtime/text_tool_calls.py) and each call found is put on the
+AIMessage as a structured call with a fresh id. Every after-model hook — approvals, the
+planner's guard — and the tool node then see an ordinary call: nothing about a call's
+origin changes what asks, what is sandboxed or what is protected.
+
+A call found but unusable (a tool not offered, arguments that do not fit its schema) is
+answered at once with an error result, in the same model-node update, so it never runs
+and nobody is asked; the agent then goes back to the model with that error, as LangChain
+does for a call whose result is already there.
+
+Only the model's answer is searched, never tool results or user text: a file that
+contains `<tool_call>…` is read as data. The message keeps its text as written (the
+thread's record) and says in `additional_kwargs[AUDIT_KEY]` what was found.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
+
+from invincat_server.runtime.text_tool_calls import TextToolCalls, find_text_tool_calls
+
+AUDIT_KEY = "invincat_text_tool_calls"
+
+
+class OfferedTools(Mapping[str, "Mapping[str, Any] | None"]):
+    """Offered tool name → its argument schema, computed only for a name looked up (most
+    answers name no tool, and converting every tool costs)."""
+
+    def __init__(self, tools: Sequence[Any]) -> None:
+        self._tools = {name: t for t in tools if (name := _tool_name(t))}
+        self._schemas: dict[str, Mapping[str, Any] | None] = {}
+
+    def __getitem__(self, name: str) -> Mapping[str, Any] | None:
+        if name not in self._schemas:
+            self._schemas[name] = _schema(self._tools[name])
+        return self._schemas[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+def _tool_name(tool: Any) -> str | None:
+    if isinstance(tool, dict):
+        function = tool.get("function")
+        name = function.get("name") if isinstance(function, dict) else tool.get("name")
+        return name if isinstance(name, str) else None
+    name = getattr(tool, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _schema(tool: Any) -> Mapping[str, Any] | None:
+    """The arguments' JSON schema as the model was offered it (injected arguments such as
+    the call id or the state are not in it)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    try:
+        parameters = convert_to_openai_tool(tool).get("function", {}).get("parameters")
+    except Exception:  # a tool we cannot describe is validated where it runs, as ever
+        return None
+    return parameters if isinstance(parameters, dict) else None
+
+
+def with_text_tool_calls(message: AIMessage, tools: Sequence[Any]) -> list[BaseMessage]:
+    """`message` with the calls written in its text made structured, followed by the
+    error results of those that must not run; `[message]` when there are none."""
+    if message.tool_calls or message.invalid_tool_calls:
+        return [message]
+    found = find_text_tool_calls(message.text, OfferedTools(tools))
+    if not found.calls:
+        return [message]
+    calls: list[ToolCall] = []
+    errors: list[BaseMessage] = []
+    for call in found.calls:
+        call_id = f"call_{uuid.uuid4().hex[:24]}"
+        calls.append(ToolCall(name=call.name, args=call.args, id=call_id, type="tool_call"))
+        if call.error is not None:
+            errors.append(
+                ToolMessage(
+                    content=f"Error: {call.error}. Nothing ran.",
+                    tool_call_id=call_id,
+                    name=call.name,
+                    status="error",
+                )
+            )
+    audit = _audit(found, calls)
+    updated = message.model_copy(
+        update={
+            "tool_calls": calls,
+            "additional_kwargs": {**message.additional_kwargs, AUDIT_KEY: audit},
+        }
+    )
+    return [updated, *errors]
+
+
+def _audit(found: TextToolCalls, calls: list[ToolCall]) -> dict[str, Any]:
+    return {
+        "forms": found.formats,
+        "calls": [c["id"] for c in calls],
+        "refused": [c["id"] for c, t in zip(calls, found.calls, strict=True) if t.error],
+        "left_as_text": found.ignored,
+    }
+
+
+class TextToolCallMiddleware(AgentMiddleware):
+    """Applies `with_text_tool_calls` to every model answer of the agent it is given to
+    (listed last, so it wraps the model call innermost)."""
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        response = await handler(request)
+        result = list(response.result)
+        for index in range(len(result) - 1, -1, -1):
+            message = result[index]
+            if isinstance(message, AIMessage):
+                result[index : index + 1] = with_text_tool_calls(message, request.tools)
+                break
+        return ModelResponse(result=result, structured_response=response.structured_response)
