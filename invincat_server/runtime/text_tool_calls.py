@@ -89,6 +89,8 @@ class _Candidate:
     format: str
     explicit: bool
     """In tool-call markup: an unknown name is a mistaken call, not an example."""
+    text_values: bool = False
+    """Every argument written as text (`<parameter=…>`): typed by the schema."""
 
 
 def find_text_tool_calls(text: str, tools: Mapping[str, Mapping[str, Any] | None]) -> TextToolCalls:
@@ -169,20 +171,29 @@ def _function_tags(text: str) -> list[_Candidate]:
         name = match.group(1) or match.group(2)
         body = match.group(3).strip()
         params = _PARAMETER_TAG.findall(body)
-        if params:
-            args: Any = {key: _parameter_value(value) for key, value in params}
-        else:
-            args = body or "{}"
-        found.append(_Candidate({"name": name, "arguments": args}, "function_tag", True))
+        args: Any = dict(params) if params else (body or "{}")
+        call = {"name": name, "arguments": args}
+        found.append(_Candidate(call, "function_tag", True, text_values=bool(params)))
     return found
 
 
-def _parameter_value(raw: str) -> Any:
-    # Qwen3-Coder writes every value as text; a number or list is JSON, a path is not.
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
+def _typed(args: dict[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Qwen3-Coder writes every parameter as text: a value the schema does not type as a
+    string is read as JSON when it is JSON (`3`, `[1, 2]`), as its parsers do."""
+    properties = (schema or {}).get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    typed: dict[str, Any] = {}
+    for key, value in args.items():
+        spec = properties.get(key)
+        kind = spec.get("type") if isinstance(spec, Mapping) else None
+        if kind == "string" or not isinstance(value, str):
+            typed[key] = value
+            continue
+        try:
+            typed[key] = json.loads(value)
+        except (ValueError, RecursionError):
+            typed[key] = value
+    return typed
 
 
 def _mistral(rest: str, attempts: _Budget) -> list[_Candidate]:
@@ -319,6 +330,8 @@ def _checked(
             kept, {}, candidate.format, f"`{shown}` is not an available tool; use one of: {offered}"
         )
     args, error = _arguments(raw.get(arg_key) if arg_key else {})
+    if error is None and candidate.text_values:
+        args = _typed(args, tools[name])
     if error is None:
         error = _schema_error(args, tools[name])
     if error is not None:

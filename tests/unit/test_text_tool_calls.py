@@ -222,3 +222,12 @@ def test_a_fenced_call_spread_over_lines_with_a_fence_in_an_argument() -> None:
     call = {"name": "write_file", "arguments": {"path": "R.md", "content": "```sh\nls\n```\n"}}
     text = "Here:\n```json\n" + json.dumps(call, indent=2) + "\n```\nDone."
     assert found(text) == [("write_file", call["arguments"], None)]
+
+
+def test_text_parameters_are_typed_by_the_schema() -> None:
+    text = (
+        "<tool_call><function=read_file>\n<parameter=path>\n123\n</parameter>\n"
+        "<parameter=limit>\n20\n</parameter>\n</function></tool_call>"
+    )
+    # `path` is a string in the schema (kept as written), `limit` an integer (read as JSON).
+    assert found(text) == [("read_file", {"path": "123", "limit": 20}, None)]
