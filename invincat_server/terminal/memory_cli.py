@@ -98,6 +98,10 @@ def add_memory_parser(subparsers: Any) -> None:
     revert.add_argument("batch_id", metavar="BATCH_ID")
     revert.add_argument("--json", action="store_true", help="print the batch report")
 
+    from invincat_server.terminal.memory_share_cli import add_share_parsers
+
+    add_share_parsers(sub, common)
+
 
 def _fail(message: str) -> int:
     print(f"invincat memory: {message}", file=sys.stderr)
@@ -111,6 +115,11 @@ def run_memory_command(settings: Settings, args: argparse.Namespace) -> int:
     cwd = Path(args.cwd) if args.cwd else Path(os.getcwd())
     if not cwd.is_dir():
         return _fail(f"--cwd {cwd} is not a directory.")
+    if args.memory_command == "merge-driver":
+        # What git runs inside a merge: no project service, no model, no network.
+        from invincat_server.terminal.memory_share_cli import run_merge_driver
+
+        return run_merge_driver(settings, cwd, args)
     # The core Project, as every front end opens it: its quick reader and its one service.
     project = Project(settings, project_root(cwd))
     if args.memory_command in _READS:

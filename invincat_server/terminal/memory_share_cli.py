@@ -1,0 +1,74 @@
+"""`invincat memory merge-driver`: project memory for teams, merged by git.
+
+Thin: the merge is runtime/memory/merge_driver.py (what git runs). It needs no project
+service, no model and no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.config import Settings
+
+EXIT_OK, EXIT_CONFLICT, EXIT_USAGE = 0, 1, 2
+
+
+def add_share_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    driver = sub.add_parser(
+        "merge-driver",
+        parents=[common],
+        help="what git runs to merge .invincat/memory_project.json",
+    )
+    for name, text in (
+        ("base", "%O: the common ancestor's version (empty: none)"),
+        ("ours", "%A: our version; the merged result is written here"),
+        ("theirs", "%B: their version"),
+        ("path", "%P: the path being merged"),
+    ):
+        driver.add_argument(name, help=text)
+
+
+def run_merge_driver(settings: Settings, cwd: Path, args: argparse.Namespace) -> int:
+    from invincat_server.runtime.memory.merge_driver import (
+        MergeRefused,
+        MergeSides,
+        leave_conflicted,
+        merge_store_files,
+    )
+    from invincat_server.runtime.project import project_root
+
+    sides = MergeSides(Path(args.base), Path(args.ours), Path(args.theirs), args.path)
+    try:
+        done = merge_store_files(project_root(cwd), settings.home, sides)
+    except MergeRefused as exc:
+        left = "left both sides in it between conflict markers"
+        try:
+            leave_conflicted(sides)
+        except (MergeRefused, OSError):
+            left = "left it as git gave it"
+        print(
+            f"invincat memory merge-driver: not merged: {exc}. Nothing was journaled; git "
+            f"marks {args.path} conflicted and this driver {left}, so invincat memory refuses "
+            "it until you resolve it (take one side with `git checkout --ours` or "
+            "`--theirs`, or combine them; docs/memory.md#sharing-project-memory-through-git).",
+            file=sys.stderr,
+        )
+        return EXIT_CONFLICT
+    except OSError as exc:
+        print(f"invincat memory merge-driver: {exc}", file=sys.stderr)
+        return EXIT_CONFLICT
+    record = done.record
+    counts: dict[str, int] = {}
+    for applied in record.applied:
+        counts[applied.op] = counts.get(applied.op, 0) + 1
+    summary = ", ".join(f"{n} {op}" for op, n in sorted(counts.items())) or "no entry changed"
+    print(
+        f"invincat memory: merged {args.path} through governance ({summary}); batch "
+        f"{record.batch_id}, `invincat memory revert {record.batch_id}` undoes it.",
+        file=sys.stderr,
+    )
+    return EXIT_OK
