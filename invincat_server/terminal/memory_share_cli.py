@@ -1,12 +1,13 @@
-"""`invincat memory merge-driver`: project memory for teams, merged by git.
+"""`invincat memory share` and `invincat memory merge-driver`: project memory for teams.
 
-Thin: the merge is runtime/memory/merge_driver.py (what git runs). It needs no project
-service, no model and no network.
+Thin: the merge is runtime/memory/merge_driver.py (what git runs), the set-up
+runtime/memory/sharing.py. Both need no project service, no model and no network.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,10 +19,17 @@ EXIT_OK, EXIT_CONFLICT, EXIT_USAGE = 0, 1, 2
 
 
 def add_share_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    share = sub.add_parser(
+        "share",
+        parents=[common],
+        help="merge the project store through governance in git (.gitattributes + "
+        "this clone's git config)",
+    )
+    share.add_argument("--json", action="store_true", help="machine-readable output")
     driver = sub.add_parser(
         "merge-driver",
         parents=[common],
-        help="what git runs to merge .invincat/memory_project.json",
+        help="what git runs to merge .invincat/memory_project.json (set up by `share`)",
     )
     for name, text in (
         ("base", "%O: the common ancestor's version (empty: none)"),
@@ -30,6 +38,28 @@ def add_share_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         ("path", "%P: the path being merged"),
     ):
         driver.add_argument(name, help=text)
+
+
+def run_share(cwd: Path, args: argparse.Namespace) -> int:
+    from invincat_server.runtime.memory.sharing import ATTRIBUTE_LINE, ShareError, share
+
+    try:
+        result = share(cwd)
+    except ShareError as exc:
+        print(f"invincat memory: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    done = "added" if result.line_added else "already has"
+    print(f"{result.gitattributes}: {done} `{ATTRIBUTE_LINE}` (commit it: it names the driver)")
+    for key, value in result.config.items():
+        print(f"{result.repository}/.git/config (this clone only): {key} = {value}")
+    print(
+        "Each teammate runs `invincat memory share` once in their own clone: a repository "
+        "can name the driver but never define it."
+    )
+    return EXIT_OK
 
 
 def run_merge_driver(settings: Settings, cwd: Path, args: argparse.Namespace) -> int:
