@@ -178,16 +178,24 @@ def _refuse_secrets(states: dict[str, StoreState]) -> None:
     """No entry a side changed may hold a secret: governance drops such a create, so a
     store that holds one was edited by hand, and the merge would journal and spread it."""
     base = states["base"].entries
-    for side in ("ours", "theirs"):
-        for entry_id, entry in states[side].entries.items():
-            if base.get(entry_id) == entry:
-                continue
-            found = residual_secrets("\n".join(_strings(entry.to_json())))
-            if found:
-                raise MergeRefused(
-                    f"{_WHOSE[side]} entry {entry_id} holds what looks like a secret "
-                    f"({', '.join(found)}); remove it from that version first"
-                )
+    changed = [
+        (side, entry_id, "\n".join(_strings(entry.to_json())))
+        for side in ("ours", "theirs")
+        for entry_id, entry in states[side].entries.items()
+        if base.get(entry_id) != entry
+    ]
+    # One pass over all of them first (the formats' regexes cost per call, not per
+    # character); only when it finds something is each entry checked, to name it. A hit
+    # that spans two entries' text is no entry's secret.
+    if not changed or not residual_secrets("\n\n".join(text for _, _, text in changed)):
+        return
+    for side, entry_id, text in changed:
+        found = residual_secrets(text)
+        if found:
+            raise MergeRefused(
+                f"{_WHOSE[side]} entry {entry_id} holds what looks like a secret "
+                f"({', '.join(found)}); remove it from that version first"
+            )
 
 
 def _strings(value: object) -> list[str]:
