@@ -273,8 +273,9 @@ def _run_bookkeeping(settings: Settings, args: argparse.Namespace) -> int:
 
 def _run_without_settings(args: argparse.Namespace) -> int | None:
     """What needs no settings (works without OPENAI_API_KEY or with a broken config):
-    `invincat server …`, and a command group named alone (`invincat threads`), which
-    prints that group's help. None: the command needs settings."""
+    `invincat server …`, a command group named alone (`invincat threads`), which prints
+    that group's help, and `invincat memory merge-driver`. None: the command needs
+    settings."""
     if args.command == "server":
         from invincat_server.warm.manage import run_server_command
 
@@ -282,6 +283,11 @@ def _run_without_settings(args: argparse.Namespace) -> int | None:
     if hasattr(args, "group_help") and getattr(args, f"{args.command}_command") is None:
         print(args.group_help(), end="", file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "memory" and args.memory_command == "merge-driver":
+        # What git runs inside a merge: a settings error must not fail every merge.
+        from invincat_server.terminal.memory_share_cli import run_merge_driver
+
+        return run_merge_driver(args)
     return None
 
 

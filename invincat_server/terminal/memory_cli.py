@@ -115,13 +115,12 @@ def run_memory_command(settings: Settings, args: argparse.Namespace) -> int:
     cwd = Path(args.cwd) if args.cwd else Path(os.getcwd())
     if not cwd.is_dir():
         return _fail(f"--cwd {cwd} is not a directory.")
-    if args.memory_command in ("share", "merge-driver"):
-        # Team sharing through git: no project service (the driver runs inside git).
-        from invincat_server.terminal import memory_share_cli
+    if args.memory_command == "share":
+        # Team sharing through git: no project service (`merge-driver` runs without
+        # settings: cli._run_without_settings).
+        from invincat_server.terminal.memory_share_cli import run_share
 
-        if args.memory_command == "share":
-            return memory_share_cli.run_share(cwd, args)
-        return memory_share_cli.run_merge_driver(settings, cwd, args)
+        return run_share(cwd, args)
     # The core Project, as every front end opens it: its quick reader and its one service.
     project = Project(settings, project_root(cwd))
     if args.memory_command in _READS:

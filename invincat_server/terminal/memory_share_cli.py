@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from invincat_server.runtime.config import Settings
+from typing import Any
 
 EXIT_OK, EXIT_CONFLICT, EXIT_USAGE = 0, 1, 2
 
@@ -62,7 +60,11 @@ def run_share(cwd: Path, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_merge_driver(settings: Settings, cwd: Path, args: argparse.Namespace) -> int:
+def run_merge_driver(args: argparse.Namespace) -> int:
+    """What git runs. It needs no settings (a broken config.toml must not turn every merge
+    into a conflict that leaves ours in place unmarked): only the project and this clone's
+    journal, found from the directory git runs it in."""
+    from invincat_server.runtime.config import default_home
     from invincat_server.runtime.memory.merge_driver import (
         MergeRefused,
         MergeSides,
@@ -71,9 +73,10 @@ def run_merge_driver(settings: Settings, cwd: Path, args: argparse.Namespace) ->
     )
     from invincat_server.runtime.project import project_root
 
+    cwd = Path(args.cwd) if getattr(args, "cwd", None) else Path(os.getcwd())
     sides = MergeSides(Path(args.base), Path(args.ours), Path(args.theirs), args.path)
     try:
-        done = merge_store_files(project_root(cwd), settings.home, sides)
+        done = merge_store_files(project_root(cwd), default_home(os.environ), sides)
     except MergeRefused as exc:
         left = "left both sides in it between conflict markers"
         try:

@@ -348,3 +348,39 @@ def test_without_the_driver_a_conflict_is_refused_as_before(tmp_path: Path) -> N
     assert refused.returncode == 2
     assert "unresolved git merge conflict markers" in refused.stderr
     assert "git checkout --ours" in refused.stderr
+
+
+def test_the_driver_merges_even_with_a_broken_config_toml(tmp_path: Path) -> None:
+    """git runs the driver with the user's environment: an unrelated settings error must
+    not turn every merge into a conflict."""
+    clone = Clone(tmp_path / "repo", tmp_path / "env")
+    (clone.root / ".git").mkdir(parents=True)
+    clone.home.mkdir(parents=True)
+    (clone.home / "config.toml").write_text("compaction_threshold = 7\n")
+    base = {"version": 1, "scope": "project", "next_seq": 1, "items": []}
+    item = {
+        "id": "mem_p_000001",
+        "scope": "project",
+        "section": "Testing",
+        "content": "one fact",
+        "score": 50,
+        "tier": "warm",
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "updated_at": "2026-01-01T00:00:00+00:00",
+    }
+    theirs = {**base, "next_seq": 2, "items": [item]}
+    for name, doc in (("O", base), ("A", base), ("B", theirs)):
+        (clone.root / name).write_text(json.dumps(doc))
+    done = subprocess.run(
+        [str(INVINCAT), "memory", "merge-driver", "O", "A", "B", ".invincat/memory_project.json"],
+        cwd=clone.root,
+        capture_output=True,
+        text=True,
+        env=clone.env(),
+        timeout=DEADLINE,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [i["id"] for i in json.loads((clone.root / "A").read_text())["items"]] == [
+        "mem_p_000001"
+    ]
+    assert clone.memory("list").returncode == 2  # the other commands still report the config
