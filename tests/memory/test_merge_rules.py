@@ -215,3 +215,14 @@ def test_a_symlinked_side_or_another_path_is_refused(tmp_path: Path) -> None:
     with pytest.raises(MergeRefused, match=r"only \.invincat/memory_project\.json"):
         merge_store_files(root, home, other)
     assert not (root / ".invincat").exists()
+
+
+def test_both_sides_adding_the_store_merge_against_an_empty_base(tmp_path: Path) -> None:
+    # git hands an empty %O when the file has no common ancestor.
+    root, home = _project(tmp_path)
+    theirs = entry("mem_p_000001", "deployments go through the release branch")
+    sides = _sides(tmp_path, b"", _store(A), _store(theirs))
+    done = merge_store_files(root, home, sides)
+    merged = parse_store(done.result, "project")
+    assert sorted(e.content for e in merged.entries.values()) == sorted([A.content, theirs.content])
+    assert len(merged.entries) == 2
