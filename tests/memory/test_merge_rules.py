@@ -226,3 +226,12 @@ def test_both_sides_adding_the_store_merge_against_an_empty_base(tmp_path: Path)
     merged = parse_store(done.result, "project")
     assert sorted(e.content for e in merged.entries.values()) == sorted([A.content, theirs.content])
     assert len(merged.entries) == 2
+
+
+def test_a_side_over_the_size_bound_is_refused_unread(tmp_path: Path) -> None:
+    root, home = _project(tmp_path)
+    sides = _sides(tmp_path, _store(A), _store(A), b"")
+    os.truncate(sides.theirs, 65 * 2**20)  # sparse: the bound is checked before reading
+    with pytest.raises(MergeRefused, match="larger than 64 MiB"):
+        merge_store_files(root, home, sides)
+    assert sides.ours.read_bytes() == _store(A)
