@@ -25,7 +25,6 @@ from invincat_server.acp.permissions import (
 from invincat_server.runtime.events import (
     ApprovalRequested,
 )
-from invincat_server.runtime.policy import decisions
 
 
 class Asking(AgentBase):
@@ -39,24 +38,25 @@ class Asking(AgentBase):
     async def _ask(self, acp_session: AcpSession, request: ApprovalRequested) -> None:
         """Ask the client (one request at a time per session) and apply the answer."""
         async with acp_session.ask_lock:
-            # A call asked in the same batch as a 'reject always' answer: no need to ask.
-            rule = acp_session.runtime.policy.denied(request)
+            if not await acp_session.runtime.is_pending(request.approval_id):
+                # Answered while it waited for its turn to be asked (a 'reject always' of
+                # its batch covered it, or another front end): no permission request.
+                return
             option_id: str | None = None
-            if rule is None:
-                try:
-                    response = await self._client.request_permission(
-                        session_id=acp_session.session_id,
-                        tool_call=self._permission_subject(acp_session, request),
-                        options=options_for(request),
-                    )
-                except ConnectionError:
-                    return  # the client is gone: the approval stays pending for session/load
-                except RequestError as exc:
-                    log.info("the client answered the permission request with %s", exc)
-                else:
-                    outcome = response.outcome
-                    if isinstance(outcome, AllowedOutcome):
-                        option_id = outcome.option_id
+            try:
+                response = await self._client.request_permission(
+                    session_id=acp_session.session_id,
+                    tool_call=self._permission_subject(acp_session, request),
+                    options=options_for(request),
+                )
+            except ConnectionError:
+                return  # the client is gone: the approval stays pending for session/load
+            except RequestError as exc:
+                log.info("the client answered the permission request with %s", exc)
+            else:
+                outcome = response.outcome
+                if isinstance(outcome, AllowedOutcome):
+                    option_id = outcome.option_id
             wants_text = (option_id == REFINE and request.kind == "plan") or (
                 option_id == REPLY and request.kind == "question"
             )
@@ -74,9 +74,7 @@ class Asking(AgentBase):
                     update=updates.agent_text(f"\n\n{ask} Send it as your next message.\n"),
                 )
                 return
-            decision = (
-                decisions.denied_by_rule() if rule is not None else decision_for(request, option_id)
-            )
+            decision = decision_for(request, option_id)
             result = await acp_session.runtime.resolve(request.approval_id, decision)
             if not result.resolved:
                 log.info("decision for %s not applied: %s", request.approval_id, result.reason)

@@ -5,6 +5,12 @@ future; `resolve` checks a decision, claims the approval in the records (so only
 first decision, from any process, wins) and hands it to the waiting turn. When no turn
 of this process waits (the one that asked was restarted), `resolve` returns a `Resume`
 once the whole batch is decided, and the Session starts a turn that resumes it.
+
+A `reject_always` answer also answers, as rejected, the batch's other pending approvals
+its deny rule covers (`policy/deny_rules.py`): nobody is asked again, in any front end,
+for what the user just denied. They are claimed before any decision is handed to the
+turn, so a front end that drops its prompt on `approval_resolved` never sees one of them
+still pending.
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from invincat_server.runtime.events import ApprovalRequested, ApprovalResolved
-from invincat_server.runtime.policy import deny_rules
+from invincat_server.runtime.policy import decisions, deny_rules
 from invincat_server.runtime.policy.decisions import Decision, DecisionError
 from invincat_server.runtime.records import ApprovalRecord, Records
 from invincat_server.runtime.tool_traits import WRITES_FILES
@@ -49,7 +57,8 @@ class Resume:
     agent: str
     batch_id: str
     decisions: dict[str, Any]
-    resolved: ApprovalResolved
+    resolved: list[ApprovalResolved]
+    """The decisions this resolve took (one, or a 'reject always' and what it covered)."""
 
 
 class ApprovalBroker:
@@ -101,17 +110,13 @@ class ApprovalBroker:
         payload = parsed.model_dump(exclude_none=True)
         if not await records.claim(approval_id, payload):
             return ResolveResult(False, f"Approval {approval_id} was already resolved elsewhere.")
-        resolved = ApprovalResolved(
-            approval_id=approval_id,
-            decision=parsed.describe(),
-            remembered=_remembered_label(record, parsed),
-        )
-        live = self._waiting.pop(approval_id, None)
-        if live is not None:
-            turn, future = live
-            turn.emit(resolved)
-            if not future.done():
-                future.set_result(payload)
+        answered = [(record, parsed)]
+        if parsed.type == "reject_always":
+            answered += await self._claim_covered(record)
+        # Every claim is made before the first hand-over: nothing awaits in between.
+        events = [_resolved_event(r, d) for r, d in answered]
+        live = [self._hand_over(e, d) for e, (_, d) in zip(events, answered, strict=True)]
+        if live[0]:
             return ResolveResult(True)
         # No live turn waits (the process that asked was restarted): resume the thread once
         # the whole batch is decided.
@@ -125,8 +130,41 @@ class ApprovalBroker:
             agent=str(record.request.get("agent") or "main"),
             batch_id=record.batch_id,
             decisions={r.request["tool_call_id"]: r.decision for r in batch},
-            resolved=resolved,
+            resolved=events,
         )
+
+    def _hand_over(self, event: ApprovalResolved, decision: Decision) -> bool:
+        """Give a claimed decision to the live turn waiting for it; False when none waits."""
+        live = self._waiting.pop(event.approval_id, None)
+        if live is None:
+            return False
+        turn, future = live
+        turn.emit(event)
+        if not future.done():
+            future.set_result(decision.model_dump(exclude_none=True))
+        return True
+
+    async def _claim_covered(self, record: ApprovalRecord) -> list[tuple[ApprovalRecord, Decision]]:
+        """Claim, as rejected by the rule, the pending approvals of `record`'s batch that
+        the deny rule its `reject_always` leaves covers. One another process claimed first
+        keeps that decision."""
+        rule = deny_rules.rule_for(ApprovalRequested.model_validate(record.request))
+        if rule is None:
+            return []
+        denial = decisions.denied_by_rule()
+        claimed = []
+        for other in await self.records.batch(record.batch_id):
+            if other.approval_id == record.approval_id or other.status != "pending":
+                continue
+            try:
+                request = ApprovalRequested.model_validate(other.request)
+            except ValidationError:
+                continue  # a damaged record is asked (and refused) on its own
+            if not rule.covers(request):
+                continue
+            if await self.records.claim(other.approval_id, denial.model_dump(exclude_none=True)):
+                claimed.append((other, denial))
+        return claimed
 
     async def adopt(self, thread_id: str, interrupts: list[Any]) -> None:
         """Re-register the requests of checkpointed `interrupts` (e.g. written just before
@@ -151,6 +189,14 @@ def _invalid(record: ApprovalRecord, decision: Decision) -> str | None:
         if tool in WRITES_FILES and "path" not in decision.edited_args:
             return f"edited_args for {tool} must include path."
     return None
+
+
+def _resolved_event(record: ApprovalRecord, decision: Decision) -> ApprovalResolved:
+    return ApprovalResolved(
+        approval_id=record.approval_id,
+        decision=decision.describe(),
+        remembered=_remembered_label(record, decision),
+    )
 
 
 def _remembered_label(record: ApprovalRecord, decision: Decision) -> str | None:

@@ -4,8 +4,8 @@ A Session is bound to one workspace. It opens the agent stack (runtime/agent_sta
 model, checkpointer, memory, extensions, agents), routes decisions through the approval
 broker (runtime/approval_broker.py) and runs turns through its turn runner
 (runtime/turn_runner.py). Front ends call `start_turn`, `resolve`, `cancel`, `threads`,
-`history`, `pending_approvals`, `reopen_pending`, and render the events turns emit; they
-never reach into agents or stores.
+`history`, `pending_approvals`, `is_pending`, `reopen_pending`, and render the events
+turns emit; they never reach into agents or stores.
 """
 
 from __future__ import annotations
@@ -253,7 +253,9 @@ class Session:
         `resolved=False` with a reason. After a restart, the decision resumes the turn
         (returned as `result.turn`) once every approval of its batch is decided. A won
         `reject_always` leaves a session deny rule: later calls it covers are rejected
-        without asking (`policy.denied` tells a front end about one already asked)."""
+        without asking, and so are the other pending approvals of its batch it covers
+        (answered here, each with its `approval_resolved`; `is_pending` tells a front end
+        that one it was about to ask is answered)."""
         asked = None
         if _type_of(decision) == "reject_always":
             # Read before resolving: once the decision is handed to the turn, the front end
@@ -268,6 +270,13 @@ class Session:
             self._runner.ensure_idle(outcome.thread_id)
             return ResolveResult(True, turn=await self._runner.resume(outcome))
         return outcome
+
+    async def is_pending(self, approval_id: str) -> bool:
+        """Whether `approval_id` still waits for a decision. False once it is answered
+        (here, by another front end or process, or by a 'reject always' of its batch) or
+        closed: a front end drops its prompt instead of asking."""
+        record = await self._records.approval(approval_id)
+        return record is not None and record.status == "pending"
 
     async def reopen_pending(self, thread_id: str) -> Turn | None:
         """Continue the turn an earlier process left waiting for approvals on `thread_id`,

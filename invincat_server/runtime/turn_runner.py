@@ -123,7 +123,8 @@ class TurnRunner:
 
     async def resume(self, resume: Resume) -> Turn:
         """Resume a checkpointed interrupt (the process that asked is gone) with the
-        decisions taken; `resume.resolved` is reported right after `turn_start`."""
+        decisions taken; `resume.resolved` (the decisions that last resolve took) is
+        reported right after `turn_start`."""
         from langgraph.types import Command
 
         graph = self.stack.agent(resume.agent)
@@ -138,7 +139,8 @@ class TurnRunner:
         command: Command[Any] = Command(resume={ids[0]: value}) if ids else Command(resume=value)
 
         async def body(turn: Turn) -> None:
-            turn.emit(resume.resolved)
+            for event in resume.resolved:
+                turn.emit(event)
             await turn.drive(graph, command, config)
 
         return self.launch(resume.thread_id, self.resumed_body(resume.agent, body))

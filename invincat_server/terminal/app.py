@@ -21,7 +21,6 @@ from invincat_server.runtime.events import (
     TurnEnd,
     TurnStart,
 )
-from invincat_server.runtime.policy import decisions
 from invincat_server.runtime.policy.decisions import Decision
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.project import Project, Projects, SessionOptions
@@ -278,10 +277,6 @@ class ChatApp:
 
     async def _decide(self, request: ApprovalRequested) -> Decision:
         assert self.session is not None
-        if self.session.policy.denied(request) is not None:
-            # Asked in the same batch as a 'reject always' answer that covers it.
-            self.renderer.note("rejected: you rejected such calls for this session")
-            return decisions.denied_by_rule()
         self.renderer.pause()
         self._discard_type_ahead()
         try:
@@ -291,6 +286,16 @@ class ChatApp:
                 f"input ended; approval {request.approval_id} is still pending. Resume with "
                 f"`invincat chat --thread {request.thread_id}`."
             ) from None
+
+    def _answered_already(self, request: ApprovalRequested) -> None:
+        """`request` was answered before its turn came (a 'reject always' of its batch
+        covered it, or another front end answered): no prompt; its `approval_resolved`
+        follows."""
+        assert self.session is not None
+        if self.session.policy.denied(request) is not None:
+            self.renderer.note("rejected: you rejected such calls for this session")
+        else:
+            self.renderer.note(f"approval {request.approval_id} was already answered")
 
     def _discard_type_ahead(self) -> None:
         """Keys typed before an approval question was shown never answer it: a line meant
@@ -366,6 +371,9 @@ class ChatApp:
                     self.current = None
                     self.following = turn
                 if isinstance(event, ApprovalRequested) and not turn.done:
+                    if not await self.session.is_pending(event.approval_id):
+                        self._answered_already(event)
+                        continue
                     decision = await self._decide_while_running(turn, event)
                     if decision is None:
                         continue  # the turn ended at the prompt; its turn_end follows

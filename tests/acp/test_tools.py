@@ -137,6 +137,28 @@ async def test_allow_always_is_the_workspace_rule_and_reject_always_stops_asking
     assert agent.client.of_kind("tool_call_update")[-1].status == "failed"
 
 
+async def test_reject_always_answers_the_calls_of_its_batch_it_covers(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    # Two `rm` calls in one model message: one batch. The client answers the first
+    # "reject always"; the second is answered by the rule, never sent as a request (had it
+    # been, the scripted client would wait for an answer that never comes).
+    for name in ("a.txt", "b.txt"):
+        (workspace / name).write_text("keep\n")
+    calls = [
+        {"name": "execute", "arguments": {"command": f"rm {name}"}} for name in ("a.txt", "b.txt")
+    ]
+    fake_openai.add_steps([{"tool_calls": calls}, {"content": "nothing removed"}])
+    await agent.client.answers.put("reject_always")
+    answer = await asyncio.wait_for(_prompt(agent, "remove both"), DEADLINE)
+    assert answer.stop_reason == "end_turn"
+    [asked] = agent.client.permission_requests
+    assert "rm a.txt" in str(asked["tool_call"].raw_input)
+    assert [u.status for u in agent.client.of_kind("tool_call_update")] == ["failed", "failed"]
+    assert all("rejected" in m["content"] for m in _tool_messages(fake_openai))
+    assert all((workspace / name).read_text() == "keep\n" for name in ("a.txt", "b.txt"))
+
+
 async def test_cancel_while_a_command_runs(
     fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
 ) -> None:

@@ -52,3 +52,48 @@ async def test_a_pending_approval_survives_a_restart_and_resolving_it_completes_
         assert (await second.request("invincat/pendingApprovals", {}))["approvals"] == []
     finally:
         await stop_client(second)
+
+
+async def test_after_a_restart_reject_always_answers_its_batch_and_resumes_the_turn(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, editor: str
+) -> None:
+    # No turn of the restarted server waits: the one decision decides the whole batch (the
+    # rule covers the other `rm`), so it resumes the turn, which reports both decisions.
+    for name in ("a.txt", "b.txt"):
+        (workspace / name).write_text("keep\n")
+    calls = [
+        {"name": "execute", "arguments": {"command": f"rm {name}"}} for name in ("a.txt", "b.txt")
+    ]
+    fake_openai.add_steps([{"tool_calls": calls}, {"content": "Nothing removed."}])
+    first = await start_client(invincat_env, workspace, editor)
+    try:
+        await first.chat("remove both")
+        await wait_until(
+            lambda: (
+                len([e for e in first.events if e["event"]["type"] == "approval_requested"]) >= 2
+            ),
+            what="both approvals",
+        )
+    finally:
+        await stop_client(first)
+
+    second = await start_client(invincat_env, workspace, editor)
+    try:
+        pending = (await second.request("invincat/pendingApprovals", {}))["approvals"]
+        assert len(pending) == 2
+        resolved = await second.resolve(pending[0]["approval_id"], "reject_always")
+        assert resolved["resolved"] is True and "turnId" in resolved
+        assert (await second.turn_end(resolved["turnId"]))["status"] == "completed"
+        events = second.turn_events(resolved["turnId"])
+        assert [(e["approval_id"], e["decision"]) for e in events[1:3]] == [
+            (pending[0]["approval_id"], "reject_always (session)"),
+            (pending[1]["approval_id"], "reject"),
+        ]
+        assert [e["status"] for e in events if e["type"] == "tool_result"] == [
+            "rejected",
+            "rejected",
+        ]
+        assert (await second.request("invincat/pendingApprovals", {}))["approvals"] == []
+    finally:
+        await stop_client(second)
+    assert all((workspace / name).read_text() == "keep\n" for name in ("a.txt", "b.txt"))

@@ -202,3 +202,69 @@ async def test_reject_always_rejects_later_calls_without_asking_until_revoked(
     await lsp.resolve(asked["approval_id"], "reject")
     assert (await lsp.turn_end(turn_id))["status"] == "completed"
     assert not any((workspace / n).exists() for n in ("one.txt", "two.txt", "three.txt"))
+
+
+async def _batch_of_two(lsp: InvincatClient, turn_id: str) -> list[Any]:
+    """The two approval events of the turn's batch, once both arrived."""
+
+    def asked() -> list[Any]:
+        return [e for e in lsp.turn_events(turn_id) if e["type"] == "approval_requested"]
+
+    await wait_until(lambda: len(asked()) == 2, what="both approvals of the batch")
+    return asked()
+
+
+async def test_reject_always_answers_the_calls_of_its_batch_it_covers(
+    lsp: InvincatClient, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    # Two `rm` calls in one model message: one batch of two approvals. "Reject always" on
+    # the first answers the second too (the rule covers it): the editor is not asked again.
+    for name in ("a.txt", "b.txt"):
+        (workspace / name).write_text("keep\n", encoding="utf-8")
+    calls = [
+        {"name": "execute", "arguments": {"command": f"rm {name}"}} for name in ("a.txt", "b.txt")
+    ]
+    fake_openai.add_steps([{"tool_calls": calls}, {"content": "nothing removed"}])
+    ref = await lsp.chat("remove both")
+    turn_id = ref["turnId"]
+    first, second = await _batch_of_two(lsp, turn_id)
+    assert first["deny_option"] == second["deny_option"]
+
+    answer = await lsp.resolve(first["approval_id"], "reject_always")
+    assert answer["resolved"] is True
+    assert (await lsp.turn_end(turn_id))["status"] == "completed"
+    events = lsp.turn_events(turn_id)
+    resolved = {e["approval_id"]: e for e in events if e["type"] == "approval_resolved"}
+    assert resolved[first["approval_id"]]["decision"] == "reject_always (session)"
+    assert resolved[second["approval_id"]]["decision"] == "reject"
+    assert resolved[second["approval_id"]]["remembered"] is None
+    assert [e["status"] for e in events if e["type"] == "tool_result"] == ["rejected", "rejected"]
+    # Answered by the core: a late answer from the editor is refused and changes nothing.
+    late = await lsp.resolve(second["approval_id"], "approve")
+    assert late["resolved"] is False and "already resolved" in late["reason"]
+    assert (await lsp.request("invincat/pendingApprovals", {}))["approvals"] == []
+    tool_messages = [m for m in fake_openai.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 2
+    assert "rejected such calls for this session" in tool_messages[1]["content"]
+    assert all((workspace / name).read_text() == "keep\n" for name in ("a.txt", "b.txt"))
+
+
+async def test_reject_always_leaves_the_calls_of_its_batch_it_does_not_cover_asked(
+    lsp: InvincatClient, fake_openai: FakeOpenAIServer
+) -> None:
+    calls = [
+        {"name": "execute", "arguments": {"command": "rm gone.txt"}},
+        {"name": "execute", "arguments": {"command": "echo still-asked"}},
+    ]
+    fake_openai.add_steps([{"tool_calls": calls}, {"content": "one of two"}])
+    ref = await lsp.chat("remove one, say one")
+    turn_id = ref["turnId"]
+    rm, echo = await _batch_of_two(lsp, turn_id)
+    assert (await lsp.resolve(rm["approval_id"], "reject_always"))["resolved"] is True
+    [pending] = (await lsp.request("invincat/pendingApprovals", {}))["approvals"]
+    assert pending["approval_id"] == echo["approval_id"]  # `echo` is no `rm`: still asked
+    assert (await lsp.resolve(echo["approval_id"], "approve"))["resolved"] is True
+    assert (await lsp.turn_end(turn_id))["status"] == "completed"
+    results = [e for e in lsp.turn_events(turn_id) if e["type"] == "tool_result"]
+    assert [r["status"] for r in results] == ["rejected", "success"]
+    assert "still-asked" in results[1]["content"]

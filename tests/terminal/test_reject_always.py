@@ -10,7 +10,7 @@ from pathlib import Path
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.deadlines import DEADLINE
-from tests.terminal.cli_process import LiveInvincat
+from tests.terminal.cli_process import LiveInvincat, run_invincat
 
 DENY_LINE = re.compile(
     r"(r_[0-9a-f]{12})  \[session\]  Reject shell commands starting with `touch` "
@@ -98,3 +98,31 @@ def test_reject_always_stops_asking_for_the_session_until_revoked(
             repl.kill()
     for name in ("one.txt", "two.txt", "three.txt"):
         assert not (workspace / name).exists()
+
+
+def test_reject_always_answers_the_other_calls_of_its_batch_it_covers(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    # Two `rm` calls in one model message: one batch. One answer (`x`) is all the input
+    # there is: were the second call asked, input would end at its prompt (exit 1).
+    for name in ("a.txt", "b.txt"):
+        (workspace / name).write_text("keep\n", encoding="utf-8")
+    calls = [
+        {"name": "execute", "arguments": {"command": f"rm {name}"}} for name in ("a.txt", "b.txt")
+    ]
+    fake_openai.add_steps([{"tool_calls": calls}, {"content": "nothing removed"}])
+    result = run_invincat(
+        ["chat", "remove both", "--json", "--cwd", str(workspace)], invincat_env, input="x\n"
+    )
+    assert result.code == 0, result.stderr
+    asked = result.of_type("approval_requested")
+    assert len(asked) == 2  # the turn announced both
+    assert result.stderr.count("Approval needed: Run shell command: rm") == 1  # one prompt
+    assert "rejected: you rejected such calls for this session" in result.stderr
+    resolved = {e["approval_id"]: e["decision"] for e in result.of_type("approval_resolved")}
+    assert resolved == {
+        asked[0]["approval_id"]: "reject_always (session)",
+        asked[1]["approval_id"]: "reject",
+    }
+    assert [r["status"] for r in result.of_type("tool_result")] == ["rejected", "rejected"]
+    assert all((workspace / name).read_text() == "keep\n" for name in ("a.txt", "b.txt"))
