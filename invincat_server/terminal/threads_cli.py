@@ -1,12 +1,13 @@
 """`invincat threads list`, `invincat threads delete ID` and `invincat threads prune`.
 
-No agent stack, no model: this is bookkeeping. Listing goes through the core's light
-reader (`records.saved_threads`); delete and prune work on threads.sqlite's records.
-Both ask before deleting (`--yes` skips the question, for scripts). A thread with
-approvals waiting for a decision is never deleted silently: the user is told and asked
-separately, and with `--yes` it is kept unless `--discard-pending` is given too.
-A turn running in another process right now is not visible from here; the editor's
-`invincat/threads/delete` (which runs inside the server that owns the turns) refuses those.
+No agent stack, no model: this is bookkeeping. The project is opened as every front end
+opens it (runtime/project: `Project`); listing goes through its light reads
+(`project.data.threads`), delete and prune through `project.saved_threads`. Both ask
+before deleting (`--yes` skips the question, for scripts). A thread with approvals waiting
+for a decision is never deleted silently: the user is told and asked separately, and with
+`--yes` it is kept unless `--discard-pending` is given too. A turn running in another
+process right now is not visible from here; the editor's `invincat/threads/delete` (which
+runs inside the server that owns the turns) refuses those.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from invincat_server.runtime.wording import plural
@@ -23,7 +23,9 @@ from invincat_server.terminal.confirm import confirm
 if TYPE_CHECKING:
     # Loaded only when a threads command runs: `invincat --help` builds this parser too.
     from invincat_server.runtime.config import Settings
-    from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
+    from invincat_server.runtime.project import Project
+    from invincat_server.runtime.project.saved_threads import SavedThread, SavedThreads
+    from invincat_server.runtime.records import ApprovalRecord, ThreadInfo
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -68,29 +70,29 @@ def run_threads_command(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _run(settings: Settings, args: argparse.Namespace) -> int:
-    from invincat_server.runtime.records import Records
+    from pathlib import Path
 
+    from invincat_server.runtime.project import Project, project_root
+
+    # The core Project of the directory we are in, as `chat` finds it (its root is what
+    # `--here` means); its readers and its threads file serve every project's threads.
+    project = Project(settings, project_root(Path.cwd()))
     if args.threads_command == "list":
-        return await _list(settings, args.json, here=args.here)
-    if not settings.threads_db.exists():
+        return await _list(project, args.json, here=args.here)
+    saved = project.saved_threads
+    if not saved.exist():
         if args.threads_command == "delete":
             return _unknown(args.thread_id)
         print("No saved threads.")
         return EXIT_OK
-    records = await Records.open(settings.threads_db)
-    try:
-        if args.threads_command == "delete":
-            return await _delete(records, args)
-        return await _prune(records, args)
-    finally:
-        await records.close()
+    if args.threads_command == "delete":
+        return await _delete(saved, args)
+    return await _prune(saved, args)
 
 
-async def _list(settings: Settings, as_json: bool, *, here: bool) -> int:
-    from invincat_server.runtime.records import saved_threads
-
-    workspace = _this_project() if here else None
-    threads = await saved_threads(settings.threads_db, workspace)
+async def _list(project: Project, as_json: bool, *, here: bool) -> int:
+    workspace = str(project.root) if here else None
+    threads = await project.data.threads(all_workspaces=not here)
     if as_json:
         print(json.dumps([t.to_json_dict() for t in threads]))
         return EXIT_OK
@@ -100,19 +102,9 @@ async def _list(settings: Settings, as_json: bool, *, here: bool) -> int:
     projects = [_shown(t.workspace) for t in threads]
     width = max(len("PROJECT"), *map(len, projects))
     print(f"{'THREAD':<16}  {'UPDATED':<25}  {'PROJECT':<{width}}  TITLE")
-    for t, project in zip(threads, projects, strict=True):
-        print(f"{t.thread_id:<16}  {t.updated_at:<25}  {project:<{width}}  {t.title}")
+    for t, project_shown in zip(threads, projects, strict=True):
+        print(f"{t.thread_id:<16}  {t.updated_at:<25}  {project_shown:<{width}}  {t.title}")
     return EXIT_OK
-
-
-def _this_project() -> str:
-    """The project root `invincat chat` started here records its threads under."""
-    from pathlib import Path
-
-    from invincat_server.runtime.config import find_project_root
-    from invincat_server.runtime.policy.workspace import Workspace
-
-    return str(Workspace(find_project_root(Path.cwd())).root)
 
 
 def _shown(workspace: str) -> str:
@@ -126,11 +118,11 @@ def _shown(workspace: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in workspace)
 
 
-async def _delete(records: Records, args: argparse.Namespace) -> int:
-    info = await records.thread(args.thread_id)
-    if info is None:
+async def _delete(saved: SavedThreads, args: argparse.Namespace) -> int:
+    found = await saved.thread(args.thread_id)
+    if found is None:
         return _unknown(args.thread_id)
-    waiting = await records.pending(info.thread_id)
+    info, waiting = found.info, found.waiting
     print(f"Thread {_describe(info)}")
     if waiting:
         print(_waiting_note(waiting))
@@ -147,42 +139,31 @@ async def _delete(records: Records, args: argparse.Namespace) -> int:
     if not (args.yes or confirm(question)):
         print("Nothing deleted.")
         return EXIT_OK
-    await records.delete_thread(info.thread_id)
-    await records.reclaim_space()
+    await saved.delete([info.thread_id])
     print(f"Deleted {info.thread_id}.")
     return EXIT_OK
 
 
-async def _prune(records: Records, args: argparse.Namespace) -> int:
-    cutoff = datetime.now(UTC) - timedelta(days=args.older_than)
-    old = await records.threads_older_than(cutoff)
+async def _prune(saved: SavedThreads, args: argparse.Namespace) -> int:
+    old = await saved.older_than(args.older_than)
     if not old:
         print(f"No threads older than {args.older_than:g} days.")
         return EXIT_OK
-    plain: list[ThreadInfo] = []
-    waiting: list[tuple[ThreadInfo, list[ApprovalRecord]]] = []
-    for info in old:
-        pending = await records.pending(info.thread_id)
-        if pending:
-            waiting.append((info, pending))
-        else:
-            plain.append(info)
+    plain = [thread.info for thread in old if not thread.waiting]
+    waiting: list[SavedThread] = [thread for thread in old if thread.waiting]
     print(f"{plural(len(old), 'thread')} last used more than {args.older_than:g} days ago:")
     for info in plain:
         print(f"  {_describe(info)}")
-    for info, pending in waiting:
-        print(f"  {_describe(info)}")
-        print(f"  {_waiting_note(pending)}")
+    for thread in waiting:
+        print(f"  {_describe(thread.info)}")
+        print(f"  {_waiting_note(thread.waiting)}")
     # One question for the whole list: a no there ends the command; only after a yes is
     # each thread with waiting approvals asked about on its own.
     if not (args.yes or confirm(f"Delete {_these(len(old))}? This cannot be undone.")):
         print("Nothing deleted.")
         return EXIT_OK
-    chosen = plain + [info for info, pending in waiting if _delete_waiting(info, args)]
-    for info in chosen:
-        await records.delete_thread(info.thread_id)
-    if chosen:
-        await records.reclaim_space()
+    chosen = plain + [thread.info for thread in waiting if _delete_waiting(thread.info, args)]
+    await saved.delete([info.thread_id for info in chosen])
     print(f"Deleted {plural(len(chosen), 'thread')}; kept {len(old) - len(chosen)}.")
     return EXIT_OK
 

@@ -139,3 +139,46 @@ def test_threads_list_here_in_a_project_without_threads_says_so(
     done = _threads_list(["--here"], here, invincat_env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"No saved threads in {here}.\n"
+
+
+def test_threads_here_through_a_symlink_is_the_projects_threads(
+    invincat_env: dict[str, str], invincat_home: Path, tmp_path: Path
+) -> None:
+    # The project is opened as `chat` opens it (runtime/project): a link to its folder is
+    # the same project, whose threads are recorded under the real root.
+    here, other = _projects(tmp_path)
+    link = tmp_path / "link-to-alpha"
+    link.symlink_to(here, target_is_directory=True)
+    asyncio.run(
+        _save_in(
+            invincat_home / "threads.sqlite",
+            [("t_alpha", "in alpha", here.resolve()), ("t_beta", "in beta", other)],
+        )
+    )
+    done = _threads_list(["--here", "--json"], link / "src", invincat_env)
+    assert done.returncode == 0, done.stderr
+    assert [t["thread_id"] for t in json.loads(done.stdout)] == ["t_alpha"]
+
+
+def test_threads_delete_and_prune_without_a_records_file_create_none(
+    invincat_env: dict[str, str], invincat_home: Path, tmp_path: Path
+) -> None:
+    def threads(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [INVINCAT, "threads", *args],
+            cwd=tmp_path,
+            env=invincat_env,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+            check=False,
+        )
+
+    for bad in ("t_nope", "x" * 100_000, "t_\u202e"):
+        deleted = threads("delete", bad, "--yes")
+        assert deleted.returncode == 1
+        assert "unknown thread" in deleted.stderr
+    pruned = threads("prune", "--older-than", "0", "--yes")
+    assert pruned.returncode == 0, pruned.stderr
+    assert pruned.stdout == "No saved threads.\n"
+    assert not (invincat_home / "threads.sqlite").exists()

@@ -1,7 +1,8 @@
 """`Project`: one per project root, opened the same way by every front end.
 
 It owns the settings, the saved data readable without the agent stack (ProjectData:
-memory, threads, pending approvals — no LangChain), the memory views with their one error
+memory, threads, pending approvals — no LangChain; SavedThreads: deleting threads in a
+process that runs no turn), the memory views with their one error
 mapping, the feeds front ends subscribe to (turn events, memory changes), the notices a
 user must see once (broad root, conflicted stores), and the Session with its agent
 stack: opened lazily, ONCE, and shared by everyone using the Project — two ACP sessions
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from invincat_server.runtime.config import Settings
 from invincat_server.runtime.project.listeners import Listeners
 from invincat_server.runtime.project.memory_views import MemoryViews
+from invincat_server.runtime.project.saved_threads import SavedThreads
 from invincat_server.runtime.project_data import ProjectData
 
 if TYPE_CHECKING:
@@ -70,6 +72,7 @@ class Project:
         self.settings = settings
         self.root = root
         self.data = ProjectData(settings, root)
+        self.saved_threads = SavedThreads(settings)
         self.memory_views = MemoryViews(self.data)
         self.events: Listeners[TurnEvent] = Listeners("turn event")
         self.memory_changes: Listeners[MemoryChange] = Listeners("memory change")

@@ -1,0 +1,81 @@
+"""Deleting saved threads without the agent stack: `invincat threads delete` and `prune`.
+
+A process that runs no turn (the CLI) works on the project's threads file directly: no
+model client, no LangChain, and no file is created where none exists. A front end with an
+open Session deletes through `Session.delete_thread` / `prune_threads` instead
+(runtime/thread_pruning.py), which also refuse a thread one of its turns is running.
+Turns running in another process are not visible from either (docs/protocol.md says so).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.config import Settings
+    from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
+
+
+@dataclass(frozen=True)
+class SavedThread:
+    """A saved thread and the approvals still waiting for a decision on it."""
+
+    info: ThreadInfo
+    waiting: list[ApprovalRecord]
+
+
+class SavedThreads:
+    """The saved threads of every project, in `settings.threads_db`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._path = settings.threads_db
+
+    def exist(self) -> bool:
+        """Whether any thread was ever saved (the file exists)."""
+        return self._path.exists()
+
+    async def thread(self, thread_id: str) -> SavedThread | None:
+        async with self._records() as records:
+            info = await records.thread(thread_id) if records is not None else None
+            if records is None or info is None:
+                return None
+            return SavedThread(info, await records.pending(thread_id))
+
+    async def older_than(self, days: float) -> list[SavedThread]:
+        """Threads last used more than `days` days ago, oldest first."""
+        cutoff = datetime.now(UTC) - timedelta(days=days)
+        async with self._records() as records:
+            if records is None:
+                return []
+            old = await records.threads_older_than(cutoff)
+            return [SavedThread(info, await records.pending(info.thread_id)) for info in old]
+
+    async def delete(self, thread_ids: list[str]) -> None:
+        """Delete each thread and everything stored for it (conversation, approvals,
+        memory-agent cursor), then give the freed pages back once."""
+        if not thread_ids:
+            return
+        async with self._records() as records:
+            if records is None:
+                return
+            for thread_id in thread_ids:
+                await records.delete_thread(thread_id)
+            await records.reclaim_space()
+
+    @contextlib.asynccontextmanager
+    async def _records(self) -> AsyncIterator[Records | None]:
+        """The records, or None when nothing was ever saved (opening would create it)."""
+        if not self.exist():
+            yield None
+            return
+        from invincat_server.runtime.records import Records
+
+        records = await Records.open(self._path)
+        try:
+            yield records
+        finally:
+            await records.close()
