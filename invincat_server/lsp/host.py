@@ -18,6 +18,10 @@ Start-up, in order (docs/protocol.md, "Start-up"):
    deleting threads) wait for it. If the model is not configured, the server keeps
    running: the user sees the one-line message once, and every session request fails
    with it; memory and the thread list still work.
+
+The phase, the failure's message and the timings are the core's (`Startup`,
+runtime/project/startup.py); this host drives the steps and lsp/projects.py translates
+that state to `invincat/status` / `invincat/statusChanged`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from invincat_server.lsp.errors import rpc_error
 from invincat_server.lsp.protocol import EVENT, ErrorCode, StatusTimings
 from invincat_server.runtime import preload
+from invincat_server.runtime.project.startup import Startup
 
 if TYPE_CHECKING:
     from invincat_server.lsp.projects import Projects
@@ -93,8 +98,8 @@ def _load_project(projects: Projects, root: Path) -> Project:
     return projects.core.open(root)
 
 
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 1)
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 1)
 
 
 class SessionHost:
@@ -107,19 +112,14 @@ class SessionHost:
         self.root: Path = root
         """The project root (`find_project_root` of its workspace folders)."""
         self.settings: Settings | None = None
-        self.error: str | None = None
+        self.startup = Startup(changed=projects.announce)
+        """Its phase, failure and timings (runtime/project/startup.py); `status` sends them."""
         self.session: Session | None = None
         self.project: ProjectData | None = None
         """The project's data without the agent stack; set in step 2 of the start-up."""
         self.core: Project | None = None
         """The core Project (runtime/project/) this host adapts to the protocol."""
-        self.state: str = "starting"
-        self.timings: StatusTimings = {
-            "initializeMs": projects.initialize_ms,
-            "stackImportMs": None,
-            "sessionOpenMs": None,
-        }
-        self._began: float | None = None
+        self._initialize_ms = projects.initialize_ms
         self._opening: asyncio.Task[None] | None = None
         self._project_ready: asyncio.Event | None = None
         self._closing = False
@@ -131,10 +131,24 @@ class SessionHost:
     def closed(self) -> bool:
         return self._closing
 
+    @property
+    def error(self) -> str | None:
+        return self.startup.error
+
+    @property
+    def timings(self) -> StatusTimings:
+        """The start-up's timings in the protocol's words (milliseconds)."""
+        startup = self.startup
+        return {
+            "initializeMs": self._initialize_ms,
+            "stackImportMs": _ms(startup.stack_import_seconds),
+            "sessionOpenMs": _ms(startup.session_open_seconds),
+        }
+
     def start(self) -> asyncio.Task[None]:
         """Open the session in the background (idempotent)."""
         if self._opening is None:
-            self._began = time.perf_counter()
+            self.startup.begin()
             self._project_ready = asyncio.Event()
             self._opening = asyncio.create_task(self._open(), name="invincat-session-open")
         return self._opening
@@ -203,8 +217,7 @@ class SessionHost:
         project = await self._load_project()
         session = await self._create(project) if project is not None else None
         if session is None:
-            self._set_state("failed")
-            self._projects.tell_user(self.error or "Invincat could not start.", error=True)
+            self._projects.tell_user(self.startup.fail(), error=True)
             return
         assert self.core is not None
         for listener in self._listeners():
@@ -214,9 +227,7 @@ class SessionHost:
             self._ls.tell_user(notice)  # window/showMessage, Warning: editors show it
         self._ls.memory_sync.start(session.memory, self.root)
         log.info("session open on %s", self.root)
-        began = self._began or time.perf_counter()
-        self.timings["sessionOpenMs"] = _ms(time.perf_counter() - began)
-        self._set_state("ready")
+        self.startup.ready()
         await self._restore_pending(session)
 
     async def _load_project(self) -> Project | None:
@@ -226,10 +237,10 @@ class SessionHost:
         try:
             project = await asyncio.to_thread(_load_project, self._projects, self.root)
         except ConfigError as exc:
-            self.error = str(exc)
+            self.startup.step_failed(exc)
         except Exception as exc:
             log.exception("reading the settings failed")
-            self.error = f"Invincat could not start: {type(exc).__name__}: {exc}"
+            self.startup.step_failed(exc)
         if project is not None and self._closing:
             await self._projects.core.release(project)  # closed while it was opening
             project = None
@@ -244,8 +255,7 @@ class SessionHost:
         from invincat_server.runtime.config import ConfigError
 
         try:
-            seconds = await self._projects.load_stack()  # once per process
-            self.timings["stackImportMs"] = _ms(seconds)
+            self.startup.stack_imported(await self._projects.load_stack())  # once per process
             if self._closing:
                 return None
             model = await asyncio.to_thread(_build_model, project.settings)
@@ -255,16 +265,11 @@ class SessionHost:
             options = SessionOptions(documents=self._ls.documents, model=model)
             return await project.session(options)
         except ConfigError as exc:
-            self.error = str(exc)
+            self.startup.step_failed(exc)
         except Exception as exc:
             log.exception("opening the session failed")
-            self.error = f"Invincat could not start: {type(exc).__name__}: {exc}"
+            self.startup.step_failed(exc)
         return None
-
-    def _set_state(self, state: str) -> None:
-        if state != self.state:
-            self.state = state
-            self._projects.announce()
 
     async def _restore_pending(self, session: Session) -> None:
         """Show approvals that survived a restart where they apply (diagnostics)."""

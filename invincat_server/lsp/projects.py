@@ -25,6 +25,7 @@ from invincat_server.lsp.documents import path_to_uri, uri_to_path
 from invincat_server.lsp.errors import rpc_error
 from invincat_server.lsp.host import SessionHost, import_stack, stack_loaded
 from invincat_server.lsp.protocol import STATUS_CHANGED, ErrorCode, StatusResult
+from invincat_server.runtime.project.startup import combined
 
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
@@ -308,31 +309,26 @@ class Projects:
         """`invincat/status`: `failed` if any project failed, else `starting` while any
         opens, else `ready`; the first project's timings; one entry per project."""
         hosts = self.ordered()
-        states = [host.state for host in hosts]
-        if "failed" in states:
-            state = "failed"
-        elif "starting" in states or self.initialize_ms is None:
-            state = "starting"
-        else:
-            state = "ready"
+        phases = [host.startup.phase for host in hosts]
+        state = combined(phases, begun=self.initialize_ms is not None)
         timings = (
             dict(hosts[0].timings)
             if hosts
             else {"initializeMs": self.initialize_ms, "stackImportMs": None, "sessionOpenMs": None}
         )
         result: dict[str, Any] = {"state": state, "timings": timings}
-        failed = next((h for h in hosts if h.state == "failed" and h.error), None)
+        failed = next((h.startup.message for h in hosts if h.startup.message), None)
         if state == "failed" and failed is not None:
-            result["message"] = failed.error
+            result["message"] = failed
         projects = []
         for host in hosts:
             entry: dict[str, Any] = {
                 "folder": self.folder_uri(host.root),
                 "root": str(host.root),
-                "state": host.state,
+                "state": host.startup.phase,
             }
-            if host.state == "failed" and host.error:
-                entry["message"] = host.error
+            if host.startup.message:
+                entry["message"] = host.startup.message
             projects.append(entry)
         result["projects"] = projects
         return result  # type: ignore[return-value]
