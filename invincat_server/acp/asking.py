@@ -25,6 +25,7 @@ from invincat_server.acp.permissions import (
 from invincat_server.runtime.events import (
     ApprovalRequested,
 )
+from invincat_server.runtime.tool_phrases import phrase
 
 
 class Asking(AgentBase):
@@ -100,8 +101,8 @@ class Asking(AgentBase):
             content, kind = None, "other"
         else:
             name = request.tool_name or ""
-            title = updates.tool_title(name, args)
-            kind = updates.TOOL_KINDS.get(name, "other")
+            words = phrase(name, args)
+            title, kind = words.title, words.kind
             content = self._diff(acp_session, name, args)
             if content is None and request.description:
                 content = [updates.text_content(request.description)]

@@ -24,24 +24,13 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallStatus,
-    ToolKind,
     UserMessageChunk,
 )
 
+from invincat_server.runtime.tool_phrases import phrase
+
 log = logging.getLogger("invincat.acp.updates")
 
-TOOL_KINDS: dict[str, ToolKind] = {
-    "read_file": "read",
-    "ls": "search",
-    "glob": "search",
-    "grep": "search",
-    "write_file": "edit",
-    "edit_file": "edit",
-    "execute": "execute",
-    "web_fetch": "fetch",
-    "write_todos": "think",
-    "load_skill": "read",
-}
 RESULT_STATUS: dict[str, ToolCallStatus] = {
     "success": "completed",
     "error": "failed",
@@ -61,28 +50,6 @@ def agent_text(value: str) -> AgentMessageChunk:
 
 def user_text(value: str) -> UserMessageChunk:
     return UserMessageChunk(session_update="user_message_chunk", content=text(value))
-
-
-def tool_title(name: str, args: dict[str, Any]) -> str:
-    """A short human title for a tool call (what the client lists)."""
-    path = args.get("path")
-    titles = {
-        "read_file": f"Read {path}",
-        "write_file": f"Write {path}",
-        "edit_file": f"Edit {path}",
-        "ls": f"List {path or '.'}",
-        "glob": f"Find files matching {args.get('pattern')}",
-        "grep": f"Search for {args.get('pattern')!r}",
-        "execute": f"Run `{args.get('command')}`",
-        "web_fetch": f"Fetch {args.get('url')}",
-        "write_todos": "Update the plan",
-        "ask_user": "Ask you a question",
-        "task": f"Subagent: {str(args.get('description') or '')[:60]}",
-    }
-    if name == "execute" and args.get("unsandboxed") is True:
-        titles[name] = f"Run WITHOUT the sandbox: `{args.get('command')}`"
-    title = titles.get(name)
-    return title if title and "None" not in title else name
 
 
 def tool_locations(root: Path, args: dict[str, Any]) -> list[ToolCallLocation] | None:
@@ -109,11 +76,12 @@ def tool_call_start(
     status: ToolCallStatus = "pending",
     content: list[Any] | None = None,
 ) -> ToolCallStart:
+    words = phrase(name, args)  # the phrase book's title and kind, as every front end's
     return ToolCallStart(
         session_update="tool_call",
         tool_call_id=call_id,
-        title=tool_title(name, args),
-        kind=TOOL_KINDS.get(name, "other"),
+        title=words.title,
+        kind=words.kind,
         status=status,
         locations=tool_locations(root, args),
         content=content,

@@ -11,7 +11,7 @@ from typing import Any
 
 from invincat_server.runtime.events import ApprovalRequested
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
-from invincat_server.runtime.tool_summary import call_summary
+from invincat_server.runtime.tool_phrases import phrase
 from invincat_server.runtime.tools.documents import DocumentSource
 from invincat_server.runtime.tools.edits import EditError
 from invincat_server.runtime.tools.preview import preview_change
@@ -26,7 +26,7 @@ def edited_request(
     """`request` for the call with `args` instead: description, path and diff of the
     edited call (a call that cannot succeed says why; the tool will report it)."""
     name = request.tool_name or "?"
-    description = f"Edited call: {call_summary(name, args)}"
+    description = f"Edited call: {phrase(name, args).title}"
     path = diff = proposed = None
     try:
         change = preview_change(workspace, documents, name, args)

@@ -10,7 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from invincat_server.runtime.tool_summary import call_summary, result_summary
+from invincat_server.runtime.tool_phrases import phrase
+from invincat_server.runtime.tool_summary import result_summary
 
 
 class _Event(BaseModel):
@@ -39,13 +40,14 @@ class ToolCall(_Event):
     depth: int = 0
     """0: the agent the user talks to; 1: a subagent it started with `task`; 2: …"""
     summary: str = ""
-    """One short human line ("Read src/app.py"); filled in from name and args when empty."""
+    """One short human line ("Read src/app.py"): the call's title in the phrase book
+    (runtime/tool_phrases.py), filled in from name and args when empty."""
 
     @model_validator(mode="after")
     def _summarise(self) -> ToolCall:
         # Computed here, once, so every front end shows the same words.
         if not self.summary:
-            self.summary = call_summary(self.name, self.args)
+            self.summary = phrase(self.name, self.args).title
         return self
 
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from invincat_server.runtime.tool_outcome import outcome
-from invincat_server.runtime.tool_summary import call_summary, result_summary
+from invincat_server.runtime.tool_phrases import phrase
+from invincat_server.runtime.tool_summary import result_summary
 
 _ROLES = {
     "human": "user",
@@ -102,7 +103,7 @@ def _item(message: Mapping[str, Any]) -> dict[str, Any] | None:
                     "id": c["id"],
                     "name": c["name"],
                     "args": c["args"],
-                    "summary": call_summary(c["name"], c["args"]),
+                    "summary": phrase(c["name"], c["args"]).title,
                 }
                 for c in calls
             ]

@@ -79,12 +79,15 @@ class ProjectData:
             threads, _ = self._read_now(None)
             if not any(t.thread_id == thread_id for t in threads):
                 return False, None
-            return True, latest_messages(self.settings.threads_db, thread_id)
+            messages = latest_messages(self.settings.threads_db, thread_id)
+            # Worded here, off the event loop: each tool call's title is redacted
+            # (runtime/tool_phrases.py), and the first redaction compiles its rules.
+            return True, None if messages is None else fields_to_dicts(messages)
 
-        known, messages = await asyncio.to_thread(read)
+        known, history = await asyncio.to_thread(read)
         if not known:
             raise UnknownThreadError(f"Unknown thread {thread_id!r}.")
-        return None if messages is None else fields_to_dicts(messages)
+        return history
 
     async def pending_approvals(
         self, thread_id: str | None = None, *, all_workspaces: bool = False

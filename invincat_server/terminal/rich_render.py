@@ -3,9 +3,10 @@
 Used only when stdout is a terminal and NO_COLOR is unset (and not `--json`); everything else
 keeps `render.HumanRenderer`'s plain, stable lines. Same methods as HumanRenderer:
 
-- the answer streams into a live area (its last lines, under a status line with the elapsed
-  time, output tokens so far, context use, and the model client's retries with why), then is
-  printed once as Markdown with highlighted code;
+- the answer streams into a live area (its last lines, under a status line with what runs
+  — "working", or the running call in the phrase book's words: "Running `make`" —, the
+  elapsed time, output tokens so far, context use, and the model client's retries with
+  why), then is printed once as Markdown with highlighted code;
 - a running `execute` shows its last output lines under the status line (`tool_output`);
   they go when its result arrives, which is one line with `/expand N` for all of it;
 - tool results are one line with `/expand N` to see them whole; todos are a checklist;
@@ -45,6 +46,7 @@ from invincat_server.runtime.events import (
     TurnEnd,
     TurnStart,
 )
+from invincat_server.runtime.tool_phrases import phrase
 from invincat_server.runtime.tool_traits import WRITES_FILES
 from invincat_server.terminal.render import HumanRenderer, echoes_ctrl_c
 from invincat_server.terminal.retry_watch import RetryWatch
@@ -155,6 +157,9 @@ class RichRenderer(HumanRenderer):
         self._context = ""
         self._answer_chars = 0  # every character of this turn's answer, for the token count
         self._running: dict[str, tuple[int, deque[str]]] = {}  # call id: depth, last lines
+        # Calls started and not yet answered, each in the phrase book's progressive words:
+        # the status line says the latest ("Running `make`") instead of "working".
+        self._doing: dict[str, str] = {}
         self._asked: set[str] = set()  # tool calls a person approved (their diff was shown)
         self._before: dict[str, tuple[ToolCall, str | None]] = {}
         self._collapsed: set[str] = set()
@@ -163,7 +168,8 @@ class RichRenderer(HumanRenderer):
     # -- the live area ----------------------------------------------------------------
     def _status(self) -> RenderableType:
         tokens = f"~{approx_tokens(self._answer_chars):,} tokens out" if self._answer_chars else ""
-        text = status_text("working", self._started, [tokens, self._context], self.retries)
+        label = next(reversed(self._doing.values()), "working")
+        text = status_text(label, self._started, [tokens, self._context], self.retries)
         self._spinner.update(text=text)  # one spinner, so that it turns between refreshes
         return self._spinner
 
@@ -233,6 +239,7 @@ class RichRenderer(HumanRenderer):
             self._started = time.monotonic()
             self._answer_chars = 0
             self._running.clear()
+            self._doing.clear()
             if self.retries:
                 self.retries.reset()
             self._start_live()
@@ -251,6 +258,7 @@ class RichRenderer(HumanRenderer):
             self._print_event(event)
         elif isinstance(event, TurnEnd):
             self._running.clear()
+            self._doing.clear()
             # The live area's last redraw clears the line the tty echoed ^C on, and the
             # approval menu (prompt_toolkit, raw mode) ends its line itself.
             line_ended = self._live is not None or self._menu_shown
@@ -284,6 +292,7 @@ class RichRenderer(HumanRenderer):
         line = Text(indent + "● ", style="cyan")
         line.append(event.summary or event.name, style="bold cyan")
         self.console.print(line)
+        self._doing[event.id] = phrase(event.name, event.args).progressive
         if event.name in WRITES_FILES:
             # Kept to show what changed if a rule (not a person) approves the write.
             self._before[event.id] = (event, self._read(event.args.get("path")))
@@ -301,6 +310,7 @@ class RichRenderer(HumanRenderer):
 
     def _tool_result(self, event: ToolResult) -> None:
         self._running.pop(event.id, None)  # its live lines go; /expand has the output
+        self._doing.pop(event.id, None)
         self.results.append(event)
         number = len(self.results)
         indent = "    " * event.depth

@@ -1,9 +1,10 @@
 """The live status line of a one-shot `invincat chat PROMPT` at a terminal.
 
 One line on stderr while the turn waits for the model or runs a tool: a spinner, what it
-is doing (`thinking…`, `running: Run `pytest -q`…`), the elapsed seconds and the model
-client's retries, as the REPL's (rich_render.status_text). It is drawn only when stderr is
-a terminal and never with `--json`, so pipes and scripts get exactly the plain output.
+is doing (`thinking…`, or the running call in the phrase book's words: ``Running `pytest
+-q`…``), the elapsed seconds and the model client's retries, as the REPL's
+(rich_render.status_text). It is drawn only when stderr is a terminal and never with
+`--json`, so pipes and scripts get exactly the plain output.
 It is transient: it is erased before anything else is written (an answer, a tool line, an
 approval question, a notice), so it never mixes with the output.
 """

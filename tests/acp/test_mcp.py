@@ -43,7 +43,8 @@ async def test_client_mcp_servers_are_started_asked_for_and_never_expanded(
         assert answer.stop_reason == "end_turn"
 
     [asked] = client.permission_requests
-    assert asked["tool_call"].title == "demo__echo"
+    # An MCP tool in the phrase book's generic words: its name and first text argument.
+    assert asked["tool_call"].title == "demo__echo hi" and asked["tool_call"].kind == "other"
     tool_message = next(
         m for m in fake_openai.chat_requests()[-1]["messages"] if m["role"] == "tool"
     )

@@ -185,3 +185,35 @@ async def test_session_cancel_during_a_permission_request_approves_nothing(
     await agent.client.answers.put(None)  # the client then answers "cancelled", as it must
     assert answer.stop_reason == "cancelled"
     assert not (workspace / "ran.txt").exists()
+
+
+async def test_titles_and_kinds_come_from_the_phrase_book_with_arguments_redacted(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path
+) -> None:
+    """The title of each call is its `summary` in every other front end (one line, the
+    arguments redacted), also in the permission request; `rawInput` is the call as asked."""
+    (workspace / "notes.txt").write_text("n\n")
+    key = "sk-proj-" + "a1B2c3D4" * 6
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+            {"tool_calls": [{"name": "grep", "arguments": {"pattern": "TODO", "path": "src"}}]},
+            _run(f"curl -H 'Authorization: Bearer {key}'\x1b[2J https://example.com"),
+            {"content": "Done."},
+        ]
+    )
+    await agent.client.answers.put("reject_once")
+    answer = await _prompt(agent, "look")
+    assert answer.stop_reason == "end_turn"
+
+    starts = agent.client.of_kind("tool_call")
+    assert [(s.kind, s.title) for s in starts[:2]] == [
+        ("read", "Read notes.txt"),
+        ("search", "Search for `TODO` in src"),
+    ]
+    run = starts[2]
+    assert run.kind == "execute" and len(run.title) <= 80 and run.title.endswith("…")
+    assert run.title.startswith("Run `curl -H 'Authorization: Bearer [REDACTED:openai_key]' [2J")
+    [asked] = agent.client.permission_requests
+    assert asked["tool_call"].title == starts[2].title and asked["tool_call"].kind == "execute"
+    assert key in asked["tool_call"].raw_input["command"]  # a person decides on the call itself

@@ -45,6 +45,36 @@ async def test_a_chat_turn_streams_deltas_and_ends_with_turn_end(
     assert reports[-1].message == "Turn completed"
 
 
+async def test_progress_says_what_each_call_does_in_the_phrase_books_words(
+    lsp: InvincatClient, fake_openai: FakeOpenAIServer, workspace: Path
+) -> None:
+    """A report per tool call in the words of its `summary`, the arguments redacted: a key
+    the model searches for reaches neither the progress bar nor the event's summary."""
+    (workspace / "notes.txt").write_text("n\n")
+    key = "sk-proj-" + "a1B2c3D4" * 6
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+            {"tool_calls": [{"name": "grep", "arguments": {"pattern": key}}]},
+            {"content": "Looked."},
+        ]
+    )
+    ref = await lsp.chat("look")
+    await lsp.turn_end(ref["turnId"])
+    reports = lsp.progress_reports[f"invincat-turn-{ref['turnId']}"]
+    await wait_until(lambda: isinstance(reports[-1], types.WorkDoneProgressEnd), what="end")
+    messages = [r.message for r in reports if isinstance(r, types.WorkDoneProgressReport)]
+    assert "Reading notes.txt" in messages
+    [searching] = [m for m in messages or [] if m and m.startswith("Searching for `")]
+    assert searching == "Searching for `[REDACTED:openai_key]`" and key not in str(reports)
+    calls = [e for e in lsp.turn_events(ref["turnId"]) if e["type"] == "tool_call"]
+    assert [c["summary"] for c in calls] == [
+        "Read notes.txt",
+        "Search for `[REDACTED:openai_key]`",
+    ]
+    assert calls[1]["args"] == {"pattern": key}  # the call itself, as the model proposed it
+
+
 async def test_a_waiting_chat_answers_when_the_turn_ended(
     lsp: InvincatClient, fake_openai: FakeOpenAIServer
 ) -> None:

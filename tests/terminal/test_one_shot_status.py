@@ -22,7 +22,8 @@ from tests.terminal.pty_terminal import final_screen as pty_final_screen
 
 MODES = {"warm": None, "cold": "0"}
 ROWS, COLS = 40, 200
-STATUS_WORDS = ("thinking…", "Ctrl-C cancels", "running:")
+# The running call's words (runtime/tool_phrases.py) are a status only with the seconds.
+STATUS_WORDS = ("thinking…", "Ctrl-C cancels", "… · ")
 
 
 def at_terminal(env: dict[str, str], mode: str, *args: str) -> Terminal:
@@ -100,6 +101,30 @@ def test_the_status_line_names_the_running_tool_and_clears_before_the_approval_q
     no_status_left(lines)
     assert lines[-1] == "Done here.", "\n".join(lines)
     assert "● Write w.txt" in lines and "  ✓ approve" in lines, "\n".join(lines)
+
+
+def test_the_status_line_says_what_the_running_call_does_in_the_phrase_books_words(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("n\n")
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+            {"content": "Read it.", "delay": 2},
+        ]
+    )
+    term = at_terminal(invincat_env, "cold", "read notes", "--cwd", str(workspace))
+    try:
+        term.expect("● Read notes.txt")  # the call's title, then its progressive
+        term.expect("Reading notes.txt… · ")
+        term.expect("Read it.")
+        code = term.wait_exit()
+    finally:
+        term.close()
+    assert code == 0, term.screen
+    lines = final_screen(term.raw)
+    assert lines[-1] == "Read it.", "\n".join(lines)
+    no_status_left(lines)
 
 
 def test_no_status_line_with_json_at_a_terminal(

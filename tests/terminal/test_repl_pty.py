@@ -221,9 +221,11 @@ def test_tool_output_is_collapsed_and_expand_shows_all_of_it(
         term.expect("> ")
         term.send("y")
         shown = term.expect("Counted.")
-        # The live area showed the last lines while it ran (`│ 140`); printed for good is
-        # only the collapsed result line.
-        printed = re.sub(r"│ \d+", "", shown)
+        # The live area showed the last lines while it ran (`│ 140`) under the status line
+        # naming the call (``Running `seq 101 140` ``); printed for good is only the
+        # collapsed result line.
+        assert "Running `seq 101 140` · " in shown, term.screen
+        printed = re.sub(r"│ \d+|Running `seq 101 140`", "", shown)
         assert "101" in printed and "/expand 1)" in printed and "140" not in printed, term.screen
         term.expect("› ")
         term.line("/expand")

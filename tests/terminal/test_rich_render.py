@@ -163,9 +163,11 @@ def test_a_running_command_shows_its_last_lines_until_its_result() -> None:
     shown = [x for x in [*lines, "red"] if f"│ {x}\n" in live]
     assert shown == [*lines, "red"][-LIVE_OUTPUT_LINES:], live  # the last lines only
     assert "\x1b" not in live  # the command's escape codes are not replayed
-    assert live.index("working") < live.index("│ red")  # under the status line
+    # Under the status line, which says what runs in the phrase book's words.
+    assert live.index("Running `make` · ") < live.index("│ red")
     renderer.event(ToolResult(id="c1", name="execute", status="success", content="x"))
-    assert "│" not in _live_text(renderer)  # gone once the result is in
+    after = _live_text(renderer)
+    assert "│" not in after and "working · " in after  # gone once the result is in
     renderer.event(TurnEnd(status="completed", thread_id="t", turn_id="u"))
     assert "step" not in out.export_text()  # live lines are never printed for good
 

@@ -1,44 +1,9 @@
-"""The one-line summaries the core puts on tool_call / tool_result events."""
+"""The one-line summaries the core puts on tool_call / tool_result events (a call's is its
+title in the phrase book: test_tool_phrases.py)."""
 
 from __future__ import annotations
 
-import pytest
-
-from invincat_server.runtime.tool_summary import call_summary, result_summary
-
-
-@pytest.mark.parametrize(
-    ("name", "args", "expected"),
-    [
-        ("read_file", {"path": "src/app.py"}, "Read src/app.py"),
-        ("write_file", {"path": "notes.txt", "content": "x"}, "Write notes.txt"),
-        (
-            "edit_file",
-            {"path": "notes.txt", "old_string": "a", "new_string": "b"},
-            "Edit notes.txt",
-        ),
-        ("ls", {}, "List ."),
-        ("glob", {"pattern": "*.py", "path": "src"}, "Find *.py in src"),
-        ("grep", {"pattern": "TODO"}, "Search TODO"),
-        ("execute", {"command": "pytest -q"}, "Run `pytest -q`"),
-        ("web_fetch", {"url": "https://example.com"}, "Fetch https://example.com"),
-        ("task", {"description": "look around", "subagent_type": "x"}, "Task: look around"),
-        ("write_todos", {"todos": [{}, {}, {}]}, "Todos: 3 items"),
-        ("approve_plan", {"todos": [{}]}, "Plan: 1 item"),
-        ("mcp_tool", {"n": 1, "q": "hello"}, "mcp_tool hello"),
-        ("mcp_tool", {"n": 1}, 'mcp_tool {"n": 1}'),
-        ("mcp_tool", {}, "mcp_tool"),
-    ],
-)
-def test_call_summary(name: str, args: dict, expected: str) -> None:
-    assert call_summary(name, args) == expected
-
-
-def test_call_summary_is_one_short_line() -> None:
-    text = call_summary("execute", {"command": "echo one\n  two " + "x" * 200})
-    assert "\n" not in text
-    assert len(text) == 80
-    assert text.startswith("Run `echo one two ") and text.endswith("…")
+from invincat_server.runtime.tool_summary import result_summary
 
 
 def test_result_summary_counts_following_lines() -> None:
