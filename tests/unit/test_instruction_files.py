@@ -1,0 +1,342 @@
+"""The instruction-file reader (runtime/instructions): nesting from the root down to the
+working folder, CLAUDE.md's `@path` imports (cycles, depth, outside the project), the cap
+on a 1 MB file, symlinks out of the project, NUL bytes, text that is not UTF-8, missing
+files — one bad file costs that file only — and the stat-based re-read."""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from invincat_server.runtime.config import ConfigError
+from invincat_server.runtime.instructions import (
+    InstructionFiles,
+    InstructionSettings,
+    load_instruction_settings,
+    read_instructions,
+    render_block,
+)
+from invincat_server.runtime.instructions.files import MAX_IMPORT_DEPTH
+from tests.memory.credentials import credentials, leaked
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    return project
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def listed(root: Path, working_dir: Path | None = None, **settings: object) -> list[dict]:
+    found = read_instructions(root, working_dir, InstructionSettings(**settings))  # type: ignore[arg-type]
+    return [f.to_json() for f in found.files]
+
+
+def by_path(items: list[dict]) -> dict[str, dict]:
+    return {item["path"]: item for item in items}
+
+
+def test_agents_md_is_read_from_the_root_down_to_the_working_folder(root: Path) -> None:
+    write(root / "AGENTS.md", "root rules\n")
+    write(root / "pkg" / "AGENTS.md", "pkg rules\n")
+    write(root / "pkg" / "sub" / "AGENTS.md", "sub rules\n")
+    write(root / "other" / "AGENTS.md", "a sibling's rules\n")  # not on the way
+
+    items = listed(root, root / "pkg" / "sub")
+
+    assert [i["path"] for i in items] == ["AGENTS.md", "pkg/AGENTS.md", "pkg/sub/AGENTS.md"]
+    assert all(i["source"] == "AGENTS.md" and i["skipped"] is None for i in items)
+    assert [i["path"] for i in listed(root)] == ["AGENTS.md"]  # the root's folder only
+
+
+def test_a_working_folder_outside_the_project_counts_as_the_root(
+    root: Path, tmp_path: Path
+) -> None:
+    write(root / "AGENTS.md", "root rules\n")
+    write(tmp_path / "elsewhere" / "AGENTS.md", "not this project's\n")
+
+    assert [i["path"] for i in listed(root, tmp_path / "elsewhere")] == ["AGENTS.md"]
+
+
+def test_every_kind_in_the_configured_order_and_only_the_configured_ones(root: Path) -> None:
+    for name in ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", "GEMINI.md"):
+        write(root / name, f"rules of {name}\n")
+    write(root / "pkg" / ".github" / "copilot-instructions.md", "only the root's counts\n")
+
+    everything = listed(root, root / "pkg")
+    assert [i["path"] for i in everything] == [
+        "AGENTS.md",
+        "CLAUDE.md",
+        ".github/copilot-instructions.md",
+        "GEMINI.md",
+    ]
+    chosen = listed(root, files=("GEMINI.md", "AGENTS.md"))
+    assert [i["path"] for i in chosen] == ["GEMINI.md", "AGENTS.md"]
+    assert listed(root, files=()) == []
+
+
+def test_missing_files_list_nothing_and_render_nothing(root: Path) -> None:
+    found = read_instructions(root)
+    assert found.files == ()
+    assert render_block(found.files, found.max_bytes) == ""
+
+
+def test_claude_md_imports_are_read_relative_to_the_importing_file(root: Path) -> None:
+    write(root / "CLAUDE.md", "Conventions: see @docs/style.md, and @docs/missing.md.\n")
+    write(root / "docs" / "style.md", "Style. Tests: @../testing/how.md\n")
+    write(root / "testing" / "how.md", "Run pytest -q.\n")
+    write(
+        root / "docs" / "ignored.md",
+        "not imported\n",
+    )
+    write(
+        root / "pkg" / "CLAUDE.md", "```\n@docs/ignored.md in a fence\n```\n`@x` me@example.com\n"
+    )
+
+    items = listed(root, root / "pkg")
+
+    assert [(i["path"], i["imported_by"]) for i in items] == [
+        ("CLAUDE.md", None),
+        ("docs/style.md", "CLAUDE.md"),
+        ("testing/how.md", "docs/style.md"),
+        ("pkg/CLAUDE.md", None),
+    ]
+    assert all(i["skipped"] is None and i["source"] == "CLAUDE.md" for i in items)
+
+
+def test_an_import_cycle_is_marked_and_each_file_read_once(root: Path) -> None:
+    write(root / "CLAUDE.md", "top @a.md\n")
+    write(root / "a.md", "a imports @b.md\n")
+    write(root / "b.md", "b imports @a.md and @CLAUDE.md\n")
+
+    items = listed(root)
+
+    assert [i["path"] for i in items if i["skipped"] is None] == ["CLAUDE.md", "a.md", "b.md"]
+    cycles = [i for i in items if i["skipped"] and "cycle" in i["skipped"]]
+    assert [(i["path"], i["imported_by"]) for i in cycles] == [
+        ("a.md", "b.md"),
+        ("CLAUDE.md", "b.md"),
+    ]
+    assert "CLAUDE.md → a.md → b.md → a.md" in cycles[0]["skipped"]
+    found = read_instructions(root)
+    assert "[a.md (imported by b.md) — refused: an import cycle" in render_block(
+        found.files, found.max_bytes
+    )
+
+
+def test_imports_nest_at_most_five_deep(root: Path) -> None:
+    write(root / "CLAUDE.md", "level 0 @l1.md\n")
+    for level in range(1, MAX_IMPORT_DEPTH + 3):
+        write(root / f"l{level}.md", f"level {level} @l{level + 1}.md\n")
+
+    items = by_path(listed(root))
+
+    for level in range(1, MAX_IMPORT_DEPTH + 1):
+        assert items[f"l{level}.md"]["skipped"] is None
+    deeper = items[f"l{MAX_IMPORT_DEPTH + 1}.md"]
+    assert deeper["skipped"] == f"refused: imports nest deeper than {MAX_IMPORT_DEPTH}"
+    assert f"l{MAX_IMPORT_DEPTH + 2}.md" not in items  # never opened
+
+
+def test_imports_outside_the_project_are_refused_and_never_read(root: Path, tmp_path: Path) -> None:
+    secret = write(tmp_path / "outside.md", "OUTSIDE TEXT\n")
+    write(root / "CLAUDE.md", f"@../outside.md @{secret} @~/notes.md @.invincat/config.toml\n")
+    write(root / ".invincat" / "config.toml", "model = 'x'\n")
+    os.symlink(secret, root / "link.md")
+    write(root / "AGENTS.md", "see @link.md (no import: not a CLAUDE.md)\n")
+    with open(root / "CLAUDE.md", "a", encoding="utf-8") as fh:
+        fh.write("@link.md\n")
+
+    found = read_instructions(root)
+    items = by_path([f.to_json() for f in found.files])
+
+    for path in ("../outside.md", str(secret), "link.md"):
+        assert items[path]["skipped"].startswith("refused: it leads outside the project"), path
+    assert "home folder" in items["~/notes.md"]["skipped"]
+    assert "refused: it is in .git/, .invincat/" in items[".invincat/config.toml"]["skipped"]
+    assert "OUTSIDE TEXT" not in render_block(found.files, found.max_bytes)
+
+
+def test_a_symlink_out_of_the_project_is_refused_and_one_inside_is_read_once(
+    root: Path, tmp_path: Path
+) -> None:
+    write(tmp_path / "theirs.md", "someone else's rules\n")
+    os.symlink(tmp_path / "theirs.md", root / "GEMINI.md")
+    write(root / "AGENTS.md", "our rules\n")
+    os.symlink("AGENTS.md", root / "CLAUDE.md")  # the common one-file-for-all setup
+
+    items = by_path(listed(root))
+
+    assert items["GEMINI.md"]["skipped"].startswith("refused: it leads outside the project")
+    assert items["AGENTS.md"]["skipped"] is None
+    assert items["CLAUDE.md"]["skipped"] == "the same file as AGENTS.md, included once"
+
+
+def test_a_folder_linked_out_of_the_project_is_not_followed(root: Path, tmp_path: Path) -> None:
+    write(tmp_path / "other" / "AGENTS.md", "another project's rules\n")
+    os.symlink(tmp_path / "other", root / "pkg")
+
+    assert listed(root, root / "pkg") == []  # the working folder is really outside
+
+
+def test_a_nul_byte_or_text_that_is_not_utf8_costs_that_file_only(root: Path) -> None:
+    write(root / "AGENTS.md", b"rules\x00\x01binary")
+    write(root / "CLAUDE.md", "caf\xe9 rules\n".encode("latin-1"))
+    write(root / "GEMINI.md", "good rules\n")
+
+    items = by_path(listed(root))
+
+    assert items["AGENTS.md"]["skipped"] == "skipped: it holds a NUL byte (a binary file?)"
+    assert items["CLAUDE.md"]["skipped"].startswith("skipped: it is not UTF-8 text")
+    assert items["GEMINI.md"]["skipped"] is None and items["GEMINI.md"]["included"] == 11
+
+
+def test_a_folder_or_fifo_named_like_an_instruction_file_is_skipped(root: Path) -> None:
+    (root / "AGENTS.md").mkdir()
+    os.mkfifo(root / "CLAUDE.md")  # an open must not hang on it
+    write(root / "GEMINI.md", "good rules\n")
+
+    items = by_path(listed(root))
+
+    assert "not a regular file" in items["AGENTS.md"]["skipped"]
+    assert "not a regular file" in items["CLAUDE.md"]["skipped"]
+    assert items["GEMINI.md"]["skipped"] is None
+
+
+def test_a_1mb_file_is_cut_at_a_line_within_the_cap_and_not_read_whole(root: Path) -> None:
+    line = "Keep functions short and name them for what they do. " * 2 + "\n"
+    big = write(root / "AGENTS.md", line * (1024 * 1024 // len(line) + 1))
+    write(root / "GEMINI.md", "after the cap\n")
+
+    tracemalloc.start()
+    try:
+        found = read_instructions(root)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    first, after = found.files
+    assert first.truncated and first.size == big.stat().st_size
+    assert first.included <= 32 * 1024 and first.text.endswith("\n")
+    assert first.included > 32 * 1024 - len(line)  # whole lines, as many as fit
+    assert after.skipped == "not read: the instruction files' cap is reached"
+    assert peak < 512 * 1024, peak  # 1 MB never held at once
+    block = render_block(found.files, found.max_bytes)
+    assert f"[truncated: AGENTS.md has {first.size:,} bytes; the first {first.included:,}" in block
+    assert "[GEMINI.md — not read: the instruction files' cap is reached]" in block
+
+
+def test_a_cut_never_splits_a_line_so_a_secret_is_whole_or_absent(root: Path) -> None:
+    creds = credentials()
+    text = "".join(f"line {n}: {cred.text}\n" for n, cred in enumerate(creds))
+    write(root / "AGENTS.md", text * 40)
+
+    for cap in (500, 1_000, 4_096, 9_999):
+        found = read_instructions(root, settings=InstructionSettings(max_bytes=cap))
+        block = render_block(found.files, found.max_bytes)
+        assert found.files[0].included <= cap
+        assert not leaked(block, creds), (cap, leaked(block, creds))
+
+
+def test_the_cap_is_shared_by_every_file(root: Path) -> None:
+    write(root / "AGENTS.md", "a" * 60 + "\n")
+    write(root / "CLAUDE.md", "b" * 30 + "\nsecond line\n")
+    write(root / "GEMINI.md", "never reached\n")
+
+    first, second, third = read_instructions(
+        root, settings=InstructionSettings(max_bytes=100)
+    ).files
+
+    assert (first.included, first.truncated) == (61, False)
+    assert (second.text, second.truncated) == ("b" * 30 + "\n", True)
+    assert third.skipped == "not read: the instruction files' cap is reached"
+
+
+def test_the_block_is_labelled_by_source_and_redacted(root: Path) -> None:
+    creds = credentials()
+    write(root / "AGENTS.md", "Run ./scripts/test.\n" + "".join(c.text + "\n" for c in creds))
+    write(root / "pkg" / "AGENTS.md", "pkg rules\n")
+
+    found = read_instructions(root, root / "pkg")
+    block = render_block(found.files, found.max_bytes)
+
+    assert block.startswith("## Project instructions\n")
+    assert "### source: AGENTS.md — AGENTS.md\nRun ./scripts/test." in block
+    assert block.index("— AGENTS.md\n") < block.index("— pkg/AGENTS.md\npkg rules")
+    assert not leaked(block, creds), leaked(block, creds)
+    assert "[REDACTED:" in block
+
+
+def test_the_renderer_reads_again_only_when_a_file_changed(root: Path) -> None:
+    files = InstructionFiles(root, root / "pkg")
+    (root / "pkg").mkdir()
+    assert files.render() == "" and files.reads == 1
+    assert files.render() == "" and files.reads == 1  # nothing there, nothing changed
+
+    write(root / "pkg" / "AGENTS.md", "pkg rules\n")
+    assert "pkg rules" in files.render() and files.reads == 2
+    files.render()
+    assert files.reads == 2
+
+    write(root / "CLAUDE.md", "@imported.md\n")
+    assert files.reads == 2 and "imported text" not in files.render()
+    write(root / "imported.md", "imported text\n")  # a missing import is watched
+    assert "imported text" in files.render() and files.reads == 4
+    (root / "pkg" / "AGENTS.md").unlink()
+    assert "pkg rules" not in files.render()
+    assert files.included_paths() == ["CLAUDE.md", "imported.md"]
+
+
+def test_too_many_imports_are_reported_not_read(root: Path) -> None:
+    names = [f"f{n}.md" for n in range(40)]
+    for name in names:
+        write(root / name, f"{name}\n")
+    write(root / "CLAUDE.md", " ".join(f"@{name}" for name in names) + "\n")
+
+    items = listed(root)
+
+    assert len([i for i in items if i["skipped"] is None]) == 1 + 32
+    assert "has more than 32 imports" in items[-1]["skipped"]
+
+
+def test_settings_come_from_the_users_config(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    assert load_instruction_settings(home) == InstructionSettings()
+    (home / "config.toml").write_text(
+        '[instructions]\nfiles = ["CLAUDE.md"]\nmax_bytes = 1000\n', encoding="utf-8"
+    )
+    assert load_instruction_settings(home) == InstructionSettings(("CLAUDE.md",), 1000)
+
+
+@pytest.mark.parametrize(
+    ("table", "named"),
+    [
+        ('files = "AGENTS.md"', "files must be a list"),
+        ('files = ["README.md"]', "'README.md' is not one of"),
+        ("files = [1]", "files must be a list"),
+        ("max_bytes = -1", "max_bytes must be an integer from 0"),
+        ("max_bytes = 99999999", "max_bytes must be an integer from 0"),
+        ('max_bytes = "32k"', "max_bytes must be an integer"),
+        ("max_files = 3", "has no key 'max_files'"),
+    ],
+)
+def test_a_bad_setting_is_one_error_naming_the_key(tmp_path: Path, table: str, named: str) -> None:
+    (tmp_path / "config.toml").write_text(f"[instructions]\n{table}\n", encoding="utf-8")
+
+    with pytest.raises(ConfigError, match="instructions") as caught:
+        load_instruction_settings(tmp_path)
+
+    assert named in str(caught.value)
