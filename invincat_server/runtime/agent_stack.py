@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from invincat_server.runtime.approvals import ApprovalPolicy
+    from invincat_server.runtime.instructions import InstructionFiles
     from invincat_server.runtime.memory.service import MemoryService
     from invincat_server.runtime.memory_agent.runner import MemoryAgent
     from invincat_server.runtime.tools.documents import DocumentSource
@@ -143,6 +144,7 @@ async def _load_agents(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
+    from invincat_server.runtime.instructions import InstructionFiles, load_instruction_settings
     from invincat_server.runtime.models import build_chat_model
     from invincat_server.runtime.sandbox import open_sandbox
     from invincat_server.runtime.tools import build_core_tools
@@ -150,6 +152,12 @@ async def _load_agents(
 
     chat_model = model
     saver = AsyncSqliteSaver(conn)
+    instructions = InstructionFiles(
+        workspace.root,
+        Path(options["working_dir"]) if options.get("working_dir") else None,
+        load_instruction_settings(settings.home),  # ConfigError: a bad [instructions]
+        home=settings.home,
+    )
     memory, memory_agent = _open_memory(
         settings,
         workspace,
@@ -157,6 +165,7 @@ async def _load_agents(
         notify,
         lambda: build_chat_model(settings, model=settings.memory_model),
         memory,
+        instructions,
     )
     watch = SettingsWatch(settings.home)
     sandbox = await open_sandbox(
@@ -193,6 +202,7 @@ async def _load_agents(
         tools=[*tools, *extensions.tools],
         saver=saver,
         memory=memory,
+        instructions=instructions,
         watch=watch,
         extensions=extensions,
     )
@@ -209,6 +219,7 @@ def _build_agents(
     tools: list[Any],
     saver: Any,
     memory: MemoryService,
+    instructions: InstructionFiles,
     watch: SettingsWatch,
     extensions: Any,
 ) -> tuple[Any, Any, Any]:
@@ -217,7 +228,10 @@ def _build_agents(
     from invincat_server.runtime.agents.interaction import InteractionMiddleware
     from invincat_server.runtime.agents.main_agent import build_main_agent, system_prompt
     from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
-    from invincat_server.runtime.agents.memory_injection import MemoryInjectionMiddleware
+    from invincat_server.runtime.agents.memory_injection import (
+        InstructionsInjectionMiddleware,
+        MemoryInjectionMiddleware,
+    )
     from invincat_server.runtime.agents.planner import (
         PlannerApprovalMiddleware,
         build_planner_agent,
@@ -251,6 +265,8 @@ def _build_agents(
         workspace_root=str(workspace.root),
         extra_middleware=[
             InteractionMiddleware(headless=policy.auto_approve, agent="main"),
+            # The instruction files first, then governed memory (memory_injection.py).
+            InstructionsInjectionMiddleware(instructions.render),
             MemoryInjectionMiddleware(memory.render_injection),
             MemoryGuardMiddleware(memory, watch),
             *extensions.middleware,
@@ -278,6 +294,7 @@ def _open_memory(
     notify: Callable[[str], None],
     model_factory: Callable[[], Any],
     shared: MemoryService | None,
+    instructions: InstructionFiles,
 ) -> tuple[MemoryService, MemoryAgent]:
     """The memory service, its extraction agent, and the workspace's refusal of tools
     that reach for memory data or Invincat's home."""
@@ -320,5 +337,6 @@ def _open_memory(
         redact=redact_text,
         config=load_memory_agent_config(settings.home, workspace.root),
         text_tool_calls=settings.text_tool_calls == "auto",
+        instruction_files=instructions.included_paths,
     )
     return memory, agent

@@ -66,6 +66,7 @@ STACK = (
     "invincat_server.runtime.agents.planner",
     "invincat_server.runtime.agents.memory_guard",
     "invincat_server.runtime.agents.memory_injection",
+    "invincat_server.runtime.instructions",
     "invincat_server.runtime.context.middleware",
     "invincat_server.runtime.extensions.registry",
     "invincat_server.runtime.extensions.mcp",

@@ -108,6 +108,8 @@ class ChatApp:
                 self.status = StatusLine(sys.stderr, self.retries)
                 self.renderer = HumanRenderer(status=self.status)
         self.session: Session | None = None
+        self.working_dir = Path(".")
+        """Where `--cwd` points (resolved when the run starts)."""
         self.current: Turn | None = None
         self.following: Turn | None = None
         self.interrupted = False
@@ -161,6 +163,7 @@ class ChatApp:
         if not cwd.is_dir():
             self._err(f"--cwd {cwd} is not a directory.")
             return EXIT_USAGE
+        self.working_dir = cwd.resolve()
         # The core Project, as every front end opens it (runtime/project/).
         projects = Projects(self.settings)
         project = projects.open(cwd)
@@ -179,7 +182,11 @@ class ChatApp:
                     auto_approve=self.options.yes,
                     # --yes approves tool calls, never project MCP configs: only this flag
                     # does.
-                    options={"trust_project": self.options.trust_project},
+                    # working_dir: AGENTS.md is read from the root down to it.
+                    options={
+                        "trust_project": self.options.trust_project,
+                        "working_dir": str(self.working_dir),
+                    },
                 )
             )
         except ConfigError as exc:

@@ -44,7 +44,12 @@ Rules:
   (update it with citations of the current lines), correct one that changed (update
   content and citations), or archive one that no longer holds (with a reason). Never
   delete it for this.
+- The project's instruction files (AGENTS.md, CLAUDE.md, .github/copilot-instructions.md,
+  GEMINI.md) are read-only and shown to the assistant as they are on every call. Never copy
+  what they say into memory, and never propose to change them: store only facts they do not
+  already state.
 - When unsure, submit a single noop. Being conservative is correct."""
+INSTRUCTIONS_HEADING = "## Project instruction files (read-only, already shown to the assistant)"
 
 EXPLICIT_NOTE = (
     "The user explicitly asked for something to be remembered in this conversation: store it "
@@ -83,8 +88,16 @@ def user_message(
     explicit: bool,
     last_rejection: str | None,
     stale: Sequence[dict[str, Any]] = (),
+    instruction_files: Sequence[str] = (),
 ) -> str:
-    parts = [f"## Stored memory\n{snapshot}", f"## New conversation\n{bounded_slice(conversation)}"]
+    parts = [f"## Stored memory\n{snapshot}"]
+    if instruction_files:
+        names = ", ".join(instruction_files[:20])
+        parts.append(
+            f"{INSTRUCTIONS_HEADING}\n{names}\nDo not store what these files say; they are "
+            "not memory and memory is never written into them."
+        )
+    parts.append(f"## New conversation\n{bounded_slice(conversation)}")
     if evidence:
         parts.append("## Project evidence (tool results)\n" + json.dumps(list(evidence), indent=1))
     if stale:

@@ -11,9 +11,11 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from invincat_server.runtime.events import Event, MemoryChanged, MemoryIdle, MemoryUpdating
@@ -153,6 +155,16 @@ def _written_submit(text: str) -> list[Any] | None:
     return None
 
 
+def _reads_one_of(result: tuple[str, dict[str, Any], str], paths: list[str], root: Path) -> bool:
+    """Whether a file tool's result is of one of `paths` (relative to `root`)."""
+    tool, args, _ = result
+    path = args.get("path")
+    if tool not in FILE_TOOLS or not isinstance(path, str) or not paths or "\0" in path:
+        return False
+    named = Path(os.path.normpath(root / path))
+    return any(named == Path(os.path.normpath(root / p)) for p in paths)
+
+
 class MemoryAgent:
     def __init__(
         self,
@@ -163,8 +175,12 @@ class MemoryAgent:
         redact: Callable[[str], str],
         config: MemoryAgentConfig,
         text_tool_calls: bool = True,
+        instruction_files: Callable[[], list[str]] | None = None,
     ) -> None:
         self.service = service
+        self.instruction_files = instruction_files
+        """The project's instruction files the main agent is shown (runtime/instructions):
+        named to the memory model, which must not copy them into memory."""
         self.cursors = cursors
         self._model_factory = model_factory
         self._model: Any = None
@@ -234,7 +250,14 @@ class MemoryAgent:
             return
         emit(MemoryUpdating())
         entries = [e.model_dump(mode="json") for e in await asyncio.to_thread(self.service.list)]
-        evidence = [item.to_dict() for item in collect_evidence(results, self.redact)]
+        instructions = (
+            await asyncio.to_thread(self.instruction_files) if self.instruction_files else []
+        )
+        # A read of AGENTS.md is no evidence for memory: the file is shown on every call.
+        evidence_results = [
+            r for r in results if not _reads_one_of(r, instructions, self.service.project_root)
+        ]
+        evidence = [item.to_dict() for item in collect_evidence(evidence_results, self.redact)]
         stale_pairs = await asyncio.to_thread(self.service.stale_entries)
         stale = stale_evidence(stale_pairs, self.service.project_root, self.redact)
         # What this run may cite: files the conversation's file tools touched, and the
@@ -254,6 +277,7 @@ class MemoryAgent:
             explicit=explicit,
             last_rejection=cursor.last_rejection if cursor else None,
             stale=stale,
+            instruction_files=[self.redact(path) for path in instructions],
         )
         from langchain_core.messages import HumanMessage, SystemMessage
 
