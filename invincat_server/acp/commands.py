@@ -99,7 +99,8 @@ class Commands(AgentBase):
     async def _memory_summary(self, acp_session: AcpSession) -> PromptResponse:
         from invincat_server.acp.memory import summary
 
-        return await self._say(acp_session, await asyncio.to_thread(summary, acp_session.runtime))
+        text = await asyncio.to_thread(summary, acp_session.runtime, acp_session.project)
+        return await self._say(acp_session, text)
 
     async def _announce(self, acp_session: AcpSession) -> None:
         commands = [

@@ -122,12 +122,35 @@ def _dispatch(
     return report.to_json(), [(report.scope, changed)] if changed else []
 
 
-def summary(runtime: Any) -> str:
-    """The `/memory` command: what is remembered, as text for the chat."""
+def summary(runtime: Any, project: Any = None) -> str:
+    """The `/memory` command: what is remembered, as text for the chat, and the project's
+    instruction files apart (`source: AGENTS.md`: a read-only tier, not memory)."""
     entries = runtime.memory.list()
     if not entries:
-        return "Invincat remembers nothing yet for you or this project."
-    lines = ["What Invincat remembers (manage it with `invincat memory ...`):"]
-    for entry in entries:
-        lines.append(f"- [{entry.scope}] {entry.content} ({entry.id})")
+        lines = ["Invincat remembers nothing yet for you or this project."]
+    else:
+        lines = ["What Invincat remembers (manage it with `invincat memory ...`):"]
+        for entry in entries:
+            lines.append(f"- [{entry.scope}] {entry.content} ({entry.id})")
+    files = instruction_lines(project) if project is not None else []
+    if files:
+        lines += ["", "Instruction files (read-only, shown to the model before memory):", *files]
     return "\n".join(lines)
+
+
+def instruction_lines(project: Any) -> list[str]:
+    from invincat_server.runtime.project import MemoryViewError
+
+    try:
+        files = project.memory_views.instructions_view(None)["instructions"]
+    except MemoryViewError as exc:
+        return [f"- (not listed: {exc.message})"]
+    lines = []
+    for item in files:
+        by = f", imported by {item['imported_by']}" if item["imported_by"] else ""
+        if item["skipped"]:
+            state = item["skipped"]
+        else:
+            state = f"{item['included']:,} bytes" + (" (truncated)" if item["truncated"] else "")
+        lines.append(f"- {item['path']} (source: {item['source']}{by}): {state}")
+    return lines

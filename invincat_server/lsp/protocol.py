@@ -492,6 +492,10 @@ class MemoryListResult(TypedDict):
     invalid_entries: NotRequired[list[dict[str, Any]]]
     """Entries skipped because they do not validate: `{scope, index, id, reason}` each
     (`id` null unless it is a printable id); the valid entries are in `items`."""
+    instructions: NotRequired[list[dict[str, Any]]]
+    """The project's instruction files, a read-only tier apart from memory (absent for
+    `scope: "user"`): `{source, path, size, included, truncated, skipped, imported_by}`
+    each, never their text (runtime/instructions)."""
 
 
 class MemoryShowResult(TypedDict):

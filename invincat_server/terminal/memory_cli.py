@@ -123,6 +123,8 @@ def run_memory_command(settings: Settings, args: argparse.Namespace) -> int:
         return run_share(cwd, args)
     # The core Project, as every front end opens it: its quick reader and its one service.
     project = Project(settings, project_root(cwd))
+    # `list` shows the instruction files read from the root down to this folder.
+    args.instructions = lambda scope: project.memory_views.instructions_view(scope, cwd)
     if args.memory_command in _READS:
         code = _quick_read(project, args)
         if code is not None:
@@ -231,16 +233,44 @@ def _print_invalid(invalid: list[dict[str, Any]]) -> None:
 
 
 def _list(views: MemoryViews, args: argparse.Namespace) -> int:
-    view = views.list_view(args.scope, include_archived=args.all, tier=args.tier)
+    from invincat_server.runtime.project import MemoryViewError
+
+    try:
+        files = args.instructions(args.scope)
+    except MemoryViewError as exc:  # a bad [instructions]: the same error as chat's
+        return _fail(exc.message)
+    view = views.list_view(args.scope, include_archived=args.all, tier=args.tier) | files
     if args.json:
         _print_json(view)
         return EXIT_OK
+    _print_entries(view, args)
+    _print_instructions(view.get("instructions"))
+    return EXIT_OK
+
+
+def _print_instructions(files: list[dict[str, Any]] | None) -> None:
+    """The instruction files, apart from the entries: a read-only tier, not memory."""
+    if not files:
+        return
+    print("\nInstruction files (read-only, shown to the model before memory; not governed):")
+    for item in files:
+        by = f" (imported by {item['imported_by']})" if item["imported_by"] else ""
+        if item["skipped"]:
+            state = item["skipped"]
+        else:
+            state = f"{item['included']:,} bytes" + (
+                f" of {item['size']:,}, truncated" if item["truncated"] else ""
+            )
+        print(f"  {item['path']}{by}  [source: {item['source']}]  {state}")
+
+
+def _print_entries(view: dict[str, Any], args: argparse.Namespace) -> None:
     entries = view["items"]
     invalid = view.get("invalid_entries", [])
     if not entries:
         print("No memory entries." + ("" if args.all else " (--all includes archived ones)"))
         _print_invalid(invalid)
-        return EXIT_OK
+        return
     width = shutil.get_terminal_size((120, 24)).columns
     header = (
         f"{'ID':<13} {'SCOPE':<8} {'TIER':<5} {'SCORE':>5} {'STATUS':<9} {'SECTION':<18} CONTENT"
@@ -254,7 +284,6 @@ def _list(views: MemoryViews, args: argparse.Namespace) -> int:
         )
         print(line + _clip(e["content"], max(20, width - len(line))))
     _print_invalid(invalid)
-    return EXIT_OK
 
 
 def _show(views: MemoryViews, args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from invincat_server.runtime.instructions.files import (
     InstructionFile,
     InstructionSet,
+    instruction_list,
     read_instructions,
 )
 from invincat_server.runtime.instructions.render import InstructionFiles, render_block
@@ -26,6 +27,7 @@ __all__ = [
     "InstructionFiles",
     "InstructionSet",
     "InstructionSettings",
+    "instruction_list",
     "load_instruction_settings",
     "read_instructions",
     "render_block",

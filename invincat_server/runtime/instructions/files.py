@@ -45,6 +45,8 @@ MAX_FILES = 64
 """Files listed at most (a deep working folder with every kind, plus imports)."""
 _PRIVATE_DIRS = frozenset({".git", ".invincat"})
 
+OUTSIDE = "refused: it leads outside the project (a link or a path out of it)"
+
 StatKey = tuple[tuple[int, ...] | None, tuple[int, ...] | None]
 
 
@@ -186,7 +188,7 @@ class _Reading:
     def refusal(self, real: Path, chain: tuple[Path, ...]) -> str | None:
         """Why the file at real path `real` is not read, or None."""
         if not real.is_relative_to(self.root):
-            return "refused: it leads outside the project (a link or a path out of it)"
+            return OUTSIDE
         parts = set(real.relative_to(self.root).parts)
         home = Path(os.path.realpath(self.home)) if self.home is not None else None
         if parts & _PRIVATE_DIRS or (home is not None and real.is_relative_to(home)):
@@ -252,10 +254,10 @@ class _Reading:
                 )
             else:
                 path = Path(os.path.normpath(real.parent / target))
-                inside = path.is_relative_to(self.root)
-                self.read(
-                    kind, path, self.rel(path) if inside else target, imported_by=shown, chain=chain
-                )
+                if path.is_relative_to(self.root):
+                    self.read(kind, path, self.rel(path), imported_by=shown, chain=chain)
+                else:  # refused as written: nothing outside is even looked at
+                    self.skip(kind, target, OUTSIDE, **extra)
         if len(targets) > MAX_IMPORTS_PER_FILE:
             self.skip(
                 kind,
@@ -294,3 +296,14 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror.lower()
     return "not a file"  # ValueError: the project root itself
+
+
+def instruction_list(
+    root: Path, working_dir: Path | None = None, *, home: Path
+) -> list[dict[str, Any]]:
+    """The files as every front end lists them next to memory (`InstructionFile.to_json`,
+    docs/protocol.md), under the user's `[instructions]` (ConfigError when unusable)."""
+    from invincat_server.runtime.instructions.settings import load_instruction_settings
+
+    found = read_instructions(root, working_dir, load_instruction_settings(home), home=home)
+    return [item.to_json() for item in found.files]

@@ -14,6 +14,8 @@ MAX_IMPORTS_PER_FILE = 32
 """Imports followed per file; more are reported, not read (a file of 10,000 `@x` words
 must not cost 10,000 opens on every change)."""
 
+MAX_IMPORT_CHARS = 1024
+
 _IMPORT = re.compile(r"(?:^|(?<=\s))@([^\s`]+)")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
@@ -35,6 +37,10 @@ def find_imports(text: str) -> list[str]:
             continue
         for match in _IMPORT.finditer(_CODE_SPAN.sub(" ", line)):
             target = match.group(1).rstrip(_TRAILING)
+            # A control character (a terminal escape) or a 10,000-character word is no path
+            # anyone writes; it would only reach the listing and the prompt.
+            if not target.isprintable() or len(target) > MAX_IMPORT_CHARS:
+                continue
             if target and target not in found:
                 found.append(target)
     return found

@@ -14,6 +14,7 @@ Blocking (file locks, fsync): call from a worker thread.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from invincat_server.runtime.project_data import ProjectData
@@ -96,14 +97,36 @@ class MemoryViews:
     def list_view(
         self, scope: str | None, *, include_archived: bool = False, tier: str | None = None
     ) -> dict[str, Any]:
+        """The entries, and (but for the user scope) the instruction files next to them."""
         listed = self._quick("list_view", scope, include_archived=include_archived, tier=tier)
-        if listed is not _FULL:
-            return dict(listed)
-        from invincat_server.runtime.memory import views
+        if listed is _FULL:
+            from invincat_server.runtime.memory import views
 
-        return memory_call(
-            views.list_view, self._service(), scope, include_archived=include_archived, tier=tier
-        )
+            listed = memory_call(
+                views.list_view,
+                self._service(),
+                scope,
+                include_archived=include_archived,
+                tier=tier,
+            )
+        return dict(listed) | self.instructions_view(scope)
+
+    def instructions_view(
+        self, scope: str | None, working_dir: Path | None = None
+    ) -> dict[str, Any]:
+        """`{"instructions": [...]}`: the project's instruction files (runtime/instructions,
+        a read-only tier apart from governed memory, never their text), read from the root
+        down to `working_dir`; `{}` for a listing of the user scope alone."""
+        if scope == "user":
+            return {}
+        from invincat_server.runtime.config import ConfigError
+        from invincat_server.runtime.instructions import instruction_list
+
+        try:
+            files = instruction_list(self.data.root, working_dir, home=self.data.settings.home)
+        except ConfigError as exc:
+            raise MemoryViewError("unavailable", str(exc)) from None
+        return {"instructions": files}
 
     def show_view(
         self, entry_id: str, *, how_to_list: str = "`invincat memory list --all`"
