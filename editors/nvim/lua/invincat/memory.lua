@@ -24,12 +24,22 @@ local ns = vim.api.nvim_create_namespace("invincat.memory")
 ---@field stale? boolean
 ---@field verification? {note?: string, citations?: {state: string, current?: table, change?: string}[]}
 
+---@class invincat.InstructionFile
+---@field source string AGENTS.md, CLAUDE.md, .github/copilot-instructions.md, GEMINI.md
+---@field path string relative to the project root
+---@field size integer|nil bytes on disk (vim.NIL: not opened)
+---@field included integer bytes the model is shown
+---@field truncated boolean
+---@field skipped string|nil why none of it is shown (vim.NIL: shown)
+---@field imported_by string|nil
+
 ---@class invincat.MemoryRow
----@field kind "scope"|"tier"|"entry"|"citation"
+---@field kind "scope"|"tier"|"entry"|"citation"|"instructions"|"instruction"
 ---@field scope string
 ---@field tier? string
 ---@field entry? invincat.MemoryEntry
 ---@field citation? {path: string, start_line: integer, end_line: integer}
+---@field file? invincat.InstructionFile
 
 ---@class invincat.MemoryState
 ---@field buf integer?
@@ -42,6 +52,7 @@ local ns = vim.api.nvim_create_namespace("invincat.memory")
 ---@field loaded boolean At least one list answer arrived.
 ---@field problems table<string, string> scope → why its store is read-only or damaged
 ---@field invalid {scope: string, index: integer, id: string?, reason: string}[] entries the server skipped (they do not validate)
+---@field instructions invincat.InstructionFile[] the project's instruction files: a read-only tier, not memory
 ---@field source_buf integer? The file buffer `:Invincat memory` was run from: its folder's project is shown.
 ---@field folder invincat.Folder? The workspace folder whose project memory is shown.
 local state = {
@@ -53,6 +64,7 @@ local state = {
   loaded = false,
   problems = {},
   invalid = {},
+  instructions = {},
 }
 
 local SCOPES = { "user", "project" } -- the server's order
@@ -70,6 +82,7 @@ local FULL_HELP = {
   "d     delete the entry (asks for a reason)",
   "A     show / hide archived entries",
   "<CR>  fold a scope or tier, show an entry and its history, open a citation",
+  "      or an instruction file (AGENTS.md, …: read-only, not memory)",
   "R     refresh from the server",
   "q     close the sidebar",
   "?     this help",
@@ -108,6 +121,36 @@ local function sort(entries)
     end
     return a.id < b.id
   end)
+end
+
+--- The instruction files, under the scopes and apart from them: the team's AGENTS.md and
+--- the like, shown to the model before memory, never changed from here.
+---@param add fun(line: string, row: invincat.MemoryRow, virt?: string)
+local function add_instructions(add)
+  local files = state.instructions
+  if #files == 0 then
+    return
+  end
+  local folded = state.collapsed.instructions
+  add(
+    ("%s instruction files  (%d, read-only)"):format(folded and "▸" or "▾", #files),
+    { kind = "instructions", scope = "instructions" }
+  )
+  if folded then
+    return
+  end
+  for _, file in ipairs(files) do
+    -- A JSON null arrives as vim.NIL: only strings count.
+    local skipped = type(file.skipped) == "string" and file.skipped or nil
+    local by = type(file.imported_by) == "string" and ("  ← " .. file.imported_by) or ""
+    local what = skipped
+      or (("%d bytes%s"):format(file.included or 0, file.truncated and ", truncated" or ""))
+    add(
+      ("    %s %s%s"):format(skipped and "⚠" or "▪", tostring(file.path), by),
+      { kind = "instruction", scope = "instructions", file = file },
+      ("%s · %s"):format(tostring(file.source), what)
+    )
+  end
 end
 
 local function render()
@@ -195,6 +238,7 @@ local function render()
       end
     end
   end
+  add_instructions(add)
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
@@ -239,6 +283,7 @@ local function list(params, on_done)
       state.stores = result.stores or {}
       state.problems = result.problems or {}
       state.invalid = result.invalid_entries or {}
+      state.instructions = result.instructions or {}
       state.loaded = true
       render()
     end
@@ -403,6 +448,12 @@ local function activate()
   end
   if row.kind == "citation" then
     return M.open_citation(row.citation)
+  end
+  if row.kind == "instruction" then
+    if type(row.file.skipped) == "string" then
+      return invincat.notify(row.file.path .. ": " .. row.file.skipped, vim.log.levels.WARN)
+    end
+    return M.open_citation({ path = row.file.path, start_line = 1, end_line = 1 })
   end
   local key = row.kind == "tier" and (row.scope .. "." .. row.tier) or row.scope
   state.collapsed[key] = not state.collapsed[key]
