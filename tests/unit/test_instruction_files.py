@@ -262,6 +262,7 @@ def test_the_cap_is_shared_by_every_file(root: Path) -> None:
     assert (first.included, first.truncated) == (61, False)
     assert (second.text, second.truncated) == ("b" * 30 + "\n", True)
     assert third.skipped == "not read: the instruction files' cap is reached"
+    assert third.size == len("never reached\n")  # listed with what it misses
 
 
 def test_the_block_is_labelled_by_source_and_redacted(root: Path) -> None:

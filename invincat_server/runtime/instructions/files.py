@@ -45,6 +45,7 @@ MAX_FILES = 64
 """Files listed at most (a deep working folder with every kind, plus imports)."""
 _PRIVATE_DIRS = frozenset({".git", ".invincat"})
 
+CAP_REACHED = "not read: the instruction files' cap is reached"
 OUTSIDE = "refused: it leads outside the project (a link or a path out of it)"
 
 StatKey = tuple[tuple[int, ...] | None, tuple[int, ...] | None]
@@ -181,6 +182,8 @@ class _Reading:
         if len(self.files) >= MAX_FILES:
             self.skip(kind, shown, f"not read: more than {MAX_FILES} instruction files", **extra)
         elif (refusal := self.refusal(real, chain)) is not None:
+            if refusal == CAP_REACHED:  # inside the project: its size says what is missed
+                extra["size"] = _size(real)
             self.skip(kind, shown, refusal, **extra)
         else:
             self.open_and_read(kind, real, shown, extra, chain)
@@ -199,7 +202,7 @@ class _Reading:
         if real in self.seen:
             return f"the same file as {self.seen[real]}, included once"
         if self.remaining <= 0:
-            return "not read: the instruction files' cap is reached"
+            return CAP_REACHED
         return None
 
     def open_and_read(
@@ -266,6 +269,13 @@ class _Reading:
                 f"the {len(targets) - MAX_IMPORTS_PER_FILE} after the first are ignored",
                 imported_by=shown,
             )
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
 
 
 def _decode(data: bytes, *, partial: bool) -> str:
