@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_rules_parser(sub)
 
+    from invincat_server.terminal.rewind_cli import add_rewind_parser
+
+    add_rewind_parser(sub)
+
     from invincat_server.warm.manage import add_server_parser
 
     add_server_parser(sub)
@@ -257,7 +261,7 @@ def _run_chat(
 
 
 def _run_bookkeeping(settings: Settings, args: argparse.Namespace) -> int:
-    """The commands that need no agent stack: memory, threads, rules."""
+    """The commands that need no agent stack: memory, threads, rules, rewind."""
     if args.command == "memory":
         from invincat_server.terminal.memory_cli import run_memory_command
 
@@ -266,6 +270,10 @@ def _run_bookkeeping(settings: Settings, args: argparse.Namespace) -> int:
         from invincat_server.terminal.threads_cli import run_threads_command
 
         return run_threads_command(settings, args)
+    if args.command == "rewind":  # the code part; the conversation part opens a Session
+        from invincat_server.terminal.rewind_cli import run_rewind_command
+
+        return run_rewind_command(settings, args)
     from invincat_server.terminal.rules_cli import run_rules_command
 
     return run_rules_command(settings, args)
@@ -347,7 +355,7 @@ def _run(argv: list[str] | None, warm: bool) -> int:
 
         use_warm = warm and warm_setting(os.environ) is not False
         return _run_chat(parser, args, settings, raw_argv if use_warm else None)
-    if args.command in ("memory", "threads", "rules"):
+    if args.command in ("memory", "threads", "rules", "rewind"):
         return _run_bookkeeping(settings, args)
     parser.print_help()
     return EXIT_USAGE

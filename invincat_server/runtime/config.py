@@ -25,6 +25,7 @@ TEXT_TOOL_CALL_MODES = ("auto", "off")
 
 PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod")
 DEFAULT_CONTEXT_WINDOW = 128_000
+DEFAULT_CHECKPOINTS_MAX_MB = 1024
 
 
 class ConfigError(Exception):
@@ -71,6 +72,9 @@ class Settings:
     text_tool_calls: str = "auto"
     """`auto`: a response with no structured tool calls is searched for calls written as
     text (`INVINCAT_TEXT_TOOL_CALLS` / `text_tool_calls`); `off`: its text is the answer."""
+    checkpoints_max_bytes: int = DEFAULT_CHECKPOINTS_MAX_MB * 1024 * 1024
+    """The cap on one project's rewind checkpoints (`INVINCAT_CHECKPOINTS_MAX_MB` /
+    `[checkpoints] max_mb`): over it, the oldest are pruned (runtime/checkpoints)."""
 
     @property
     def threads_db(self) -> Path:
@@ -153,6 +157,22 @@ def _sandbox_settings(env: Mapping[str, str], file_cfg: dict[str, object]) -> tu
     return mode, network
 
 
+def _checkpoints_max_bytes(env: Mapping[str, str], file_cfg: dict[str, object]) -> int:
+    """`[checkpoints] max_mb` (or INVINCAT_CHECKPOINTS_MAX_MB) in bytes: 1 to 1,000,000 MB."""
+    table = file_cfg.get("checkpoints", {})
+    if not isinstance(table, dict):
+        raise ConfigError("[checkpoints] in config.toml must be a table (max_mb = ...).")
+    raw: object = env.get("INVINCAT_CHECKPOINTS_MAX_MB") or table.get("max_mb")
+    if raw is None:
+        return DEFAULT_CHECKPOINTS_MAX_MB * 1024 * 1024
+    if isinstance(raw, bool):
+        raise ConfigError(f"[checkpoints] max_mb must be a number of megabytes, got {raw!r}.")
+    value = float(_number(raw, "[checkpoints] max_mb", float))
+    if not 1 <= value <= 1_000_000:  # also refuses NaN and infinity
+        raise ConfigError(f"[checkpoints] max_mb must be from 1 to 1000000, got {raw!r}.")
+    return int(value * 1024 * 1024)
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read settings from the environment and `$INVINCAT_HOME/config.toml`."""
     env = os.environ if env is None else env
@@ -196,6 +216,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         shell_keep_env=keep_env,
         shell_env_warnings=tuple(warnings),
         text_tool_calls=_text_tool_calls(pick("INVINCAT_TEXT_TOOL_CALLS", "text_tool_calls")),
+        checkpoints_max_bytes=_checkpoints_max_bytes(env, file_cfg),
     )
 
 

@@ -319,8 +319,8 @@ class Records:
             await self.prune_checkpoints(key)
 
     async def delete_thread(self, thread_id: str) -> bool:
-        """Delete the thread, its checkpoints (main agent, planner, subagents), approvals
-        and memory cursor. False if there was no such thread."""
+        """Delete the thread, its checkpoints (main agent, planner, subagents), approvals,
+        memory cursor and rewind checkpoints. False if there was no such thread."""
         if await self.thread(thread_id) is None:
             return False
         checkpoints = await self._has_checkpoint_tables()
@@ -331,6 +331,11 @@ class Records:
                 await self._conn.execute(f"DELETE FROM writes WHERE {where}", params)
             for table in ("invincat_approvals", "invincat_memory_cursor", "invincat_threads"):
                 await self._conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+        if self._path is not None:
+            # Its rewind checkpoints go with it (every front end deletes through here).
+            from invincat_server.runtime.checkpoints.pruning import delete_thread_checkpoints
+
+            await asyncio.to_thread(delete_thread_checkpoints, self._path.parent, thread_id)
         return True
 
     async def reclaim_space(self) -> None:

@@ -80,7 +80,7 @@ class Session:
         )
         self._model = model
         self.options = options or {}
-        self._runner = TurnRunner(settings)
+        self._runner = TurnRunner(settings, workspace.root)
         self._shared_memory = memory
 
     # lifecycle ---------------------------------------------------------------
@@ -215,7 +215,10 @@ class Session:
         # History shows what the user typed, not the block: the message keeps the prompt
         # and one label per context item beside the model's text (runtime/history.py).
         extra = {PROMPT_KEY: prompt, CONTEXT_KEY: labels} if block else {}
-        graph_input = {"messages": [HumanMessage(content=text, additional_kwargs=extra)]}
+        # The id is ours, so the turn's rewind checkpoints can name it (runtime/checkpoints).
+        message_id = str(uuid.uuid4())
+        message = HumanMessage(content=text, additional_kwargs=extra, id=message_id)
+        graph_input = {"messages": [message]}
         graph, config = self.stack.graph, self.stack.config(thread_id)
 
         async def body(turn: Turn) -> TurnStatus:
@@ -223,7 +226,7 @@ class Session:
             await turn.drive(graph, graph_input, config)
             return "completed"
 
-        return self._runner.launch(thread_id, body)
+        return self._runner.launch(thread_id, body, message_id)
 
     def _read_current(self, path: Path, documents: DocumentSource) -> str | None:
         """Buffer text if the editor has the file open, else the disk text (a file too big
@@ -317,6 +320,22 @@ class Session:
         return await offload_thread(
             stack.graph, stack.context, self.workspace.root, shown, thread_id
         )
+
+    async def rewind_conversation(self, thread_id: str, to_turn: int) -> int:
+        """Make the thread forget turn `to_turn` (1 = the first) and every later one
+        (runtime/checkpoints/conversation.py); returns how many messages went. A busy
+        thread, or one waiting for an approval, is refused."""
+        from invincat_server.runtime.checkpoints.conversation import truncate
+
+        records = self._records
+        if await records.thread(thread_id) is None:
+            raise UnknownThreadError(f"Unknown thread {thread_id!r}.")
+        self._runner.ensure_idle(thread_id)
+        if await records.pending(thread_id):
+            raise SessionError(
+                f"Thread {thread_id} has a pending approval; resolve it before rewinding."
+            )
+        return await truncate(self.stack.graph, self.stack.config(thread_id), to_turn)
 
     def cancel(self, turn_id: str) -> bool:
         """Cancel a running turn (a running shell command is killed). False if not running."""

@@ -12,9 +12,13 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.approval_broker import ApprovalBroker, Resume
+from invincat_server.runtime.checkpoints.recorder import TurnRecorder
+from invincat_server.runtime.checkpoints.recorder import set_current as set_recorder
+from invincat_server.runtime.checkpoints.store import ObjectStore
 from invincat_server.runtime.config import Settings
 from invincat_server.runtime.errors import SessionError, ThreadBusyError, describe_error
 from invincat_server.runtime.events import ContextUsage, Event
@@ -34,8 +38,11 @@ EventListener = Callable[[Turn, Event], None]
 class TurnRunner:
     """Live turns, busy threads, event listeners and notices for one Session."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, root: Path | None = None) -> None:
+        """`root`: the workspace root whose files turns change; with it, each turn
+        records rewind checkpoints (runtime/checkpoints)."""
         self.settings = settings
+        self.root = root
         self._stack: AgentStack | None = None
         self._approvals: ApprovalBroker | None = None
         self.turns: dict[str, Turn] = {}
@@ -110,16 +117,45 @@ class TurnRunner:
         """Whether a turn of this process ran on `thread_id` and was not forgotten."""
         return self._busy_threads.get(thread_id) is not None
 
-    def launch(self, thread_id: str, body: Callable[[Turn], Awaitable[TurnStatus]]) -> Turn:
+    def launch(
+        self,
+        thread_id: str,
+        body: Callable[[Turn], Awaitable[TurnStatus]],
+        message_id: str | None = None,
+    ) -> Turn:
+        """`message_id`: the id of the user message this turn sends (its checkpoints
+        are named by it); None for a resumed turn, whose message is already saved."""
         turn = Turn(self, thread_id, "turn_" + uuid.uuid4().hex[:12])
         self.turns[turn.turn_id] = turn
         self._busy_threads[thread_id] = turn
+        context = context_with(self._documents.get(thread_id))
+        if self.root is not None:
+            context.run(set_recorder, self._recorder(thread_id, message_id))
         turn.task = asyncio.create_task(
-            turn.run(body),
-            name=f"invincat-{turn.turn_id}",
-            context=context_with(self._documents.get(thread_id)),
+            turn.run(body), name=f"invincat-{turn.turn_id}", context=context
         )
         return turn
+
+    def _recorder(self, thread_id: str, message_id: str | None) -> TurnRecorder:
+        """The turn's checkpoint recorder, named by the id of the turn's user message:
+        the one it sends, or (a resumed turn) the thread's latest, read from its saved
+        checkpoint."""
+        assert self.root is not None
+        db = self.settings.threads_db
+
+        def identify() -> tuple[int | None, str | None]:
+            from invincat_server.runtime.checkpoint_reader import latest_messages
+
+            if message_id is not None:
+                return None, message_id
+            messages = latest_messages(db, thread_id) or []
+            humans = [m for m in messages if m.get("type") == "human"]
+            if not humans:
+                return None, None
+            last = humans[-1].get("id")
+            return len(humans), last if isinstance(last, str) else None
+
+        return TurnRecorder(ObjectStore(self.settings.home, self.root), thread_id, identify)
 
     async def resume(self, resume: Resume) -> Turn:
         """Resume a checkpointed interrupt (the process that asked is gone) with the
@@ -253,6 +289,8 @@ class TurnRunner:
         if turn.status == "completed":
             turn.add_followup(asyncio.create_task(self._after_turn(turn)))
         turn.add_followup(asyncio.create_task(self._compact_thread(turn.thread_id)))
+        if self.root is not None:
+            turn.add_followup(asyncio.create_task(self._cap_checkpoints(turn.thread_id)))
 
     def context_usage(self, thread_id: str, message: Any) -> ContextUsage:
         usage = getattr(message, "usage_metadata", None) or {}
@@ -275,6 +313,20 @@ class TurnRunner:
         await asyncio.to_thread(stack.memory.reanchor)
         if stack.memory_agent.should_run(turn.thread_id, messages):
             await stack.memory_agent.run(turn.thread_id, messages, turn.emit)
+
+    async def _cap_checkpoints(self, thread_id: str) -> None:
+        """Keep the project's checkpoints under `[checkpoints] max_mb` (never the last
+        turn of this thread)."""
+        from invincat_server.runtime.checkpoints.pruning import enforce_cap
+
+        assert self.root is not None
+        store = ObjectStore(self.settings.home, self.root)
+        try:
+            await asyncio.to_thread(
+                enforce_cap, store, self.settings.checkpoints_max_bytes, thread_id
+            )
+        except Exception:  # storage housekeeping must never fail a turn
+            log.exception("pruning the checkpoints of %s failed", self.root)
 
     async def _compact_thread(self, thread_id: str) -> None:
         """Keep threads.sqlite small: drop the checkpoints this turn superseded (see

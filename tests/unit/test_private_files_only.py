@@ -45,6 +45,14 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/approvals.py", "replace/rename"): (
         "sets a damaged approvals.json aside under $INVINCAT_HOME (renamed, mode kept)"
     ),
+    ("runtime/checkpoints/restore.py", "mkdir"): (
+        "a rewind recreates the user's project folders (no link followed, mode as any folder)"
+    ),
+    ("runtime/checkpoints/restore.py", "os.open"): (
+        "a rewind's project files and folders: O_NOFOLLOW from the root, the file's own mode"
+    ),
+    ("runtime/checkpoints/restore.py", "replace/rename"): "the same restore, by rename",
+    ("runtime/checkpoints/tree.py", "os.open"): "reads project files (O_RDONLY | O_NOFOLLOW)",
     ("runtime/tools/documents.py", "mkdir"): "the user's project files, after approval",
     ("runtime/tools/documents.py", "write_bytes"): "the user's project files, after approval",
     ("runtime/tools/documents.py", "write_text"): "calls the documents seam",

@@ -114,13 +114,15 @@ def write_disk(path: Path, text: str) -> None:
     path.write_bytes(text.encode("utf-8"))
 
 
-async def store_text(documents: DocumentSource, path: Path, text: str) -> None:
-    """Write through the editor if it shows the file, else to disk.
+async def store_text(documents: DocumentSource, path: Path, text: str) -> bool:
+    """Write through the editor if it shows the file, else to disk; True when the
+    editor's buffer took it (the disk then changes only when the user saves).
 
     EditorDeclined propagates: a change the editor did not take is not written anywhere.
     Disk I/O is blocking, so it runs in a worker thread to keep the event loop (and the
     editor connection it serves) responsive.
     """
     if await documents.write_text(path, text):
-        return
+        return True
     await asyncio.to_thread(write_disk, path, text)
+    return False

@@ -14,6 +14,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
+from invincat_server.runtime.checkpoints import recorder as checkpoint_recorder
 from invincat_server.runtime.policy.workspace import (
     ProtectedPathError,
     Workspace,
@@ -256,6 +257,14 @@ def _list_dir(path: Path, display: str, workspace: Workspace | None = None) -> s
 # --------------------------------------------------------------------------- tools
 
 
+async def _store_recorded(documents: DocumentSource, path: Path, text: str) -> None:
+    """store_text, with the running turn's checkpoint taken first (the file as it was,
+    for a rewind: runtime/checkpoints) and told what Invincat left there after."""
+    await checkpoint_recorder.before_write(path)
+    in_editor = await store_text(documents, path, text)
+    await checkpoint_recorder.after_write(path, on_disk=not in_editor)
+
+
 def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[BaseTool]:
     """read_file, write_file, edit_file and ls bound to one workspace and buffer source."""
 
@@ -280,7 +289,7 @@ def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[Ba
             except ProtectedPathError as exc:
                 return _protected(exc, tool_call_id, "write_file")
             try:
-                await store_text(documents, change.abs_path, content)
+                await _store_recorded(documents, change.abs_path, content)
             except EditorDeclined as exc:
                 return _declined(exc, change.path, tool_call_id, "write_file")
             how = "new file" if change.old_text is None else "overwrote existing file"
@@ -297,7 +306,7 @@ def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[Ba
             except ProtectedPathError as exc:
                 return _protected(exc, tool_call_id, "edit_file")
             try:
-                await store_text(documents, change.abs_path, change.new_text)
+                await _store_recorded(documents, change.abs_path, change.new_text)
             except EditorDeclined as exc:
                 return _declined(exc, change.path, tool_call_id, "edit_file")
             return f"Edited {change.path}: {plural(count, 'replacement')}."

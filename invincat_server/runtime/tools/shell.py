@@ -42,6 +42,7 @@ from langchain_core.tools import BaseTool, ToolException
 from langgraph.config import get_config, get_stream_writer
 from pydantic import BaseModel, Field, StrictBool
 
+from invincat_server.runtime.checkpoints import recorder as checkpoint_recorder
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.sandbox.gate import ExecuteSandbox
 from invincat_server.runtime.shell_env import command_environment
@@ -445,7 +446,9 @@ def build_shell_tools(
             # Read now, not at start: a warm worker takes each client's environment.
             keep = sandbox.keep_env if sandbox is not None else ()
             env = command_environment(os.environ, keep)
-            with contextlib.ExitStack() as stack:
+            # The checkpoint of what the command may change (runtime/checkpoints): the
+            # project's tracked and unignored files before it runs, what changed after.
+            async with checkpoint_recorder.around_command(), contextlib.AsyncExitStack() as stack:
                 argv = stack.enter_context(sandbox.argv(args, shell)) if sandbox else shell
                 result = await run_command(
                     command,
