@@ -48,6 +48,7 @@ REPL_HELP = """Commands:
   /threads         list saved threads (* marks the current one)
   /thread ID       switch to a saved thread
   /offload         move older messages of this thread out of the model's context
+  /rewind          undo turns: pick one, see the diff, restore code, conversation or both
   /memory          list long-term memory entries (user and project)
   /skills          list the skills the agent can load
   /rules           list the 'always' approval rules (this session's, this workspace's)
@@ -61,7 +62,7 @@ In a terminal: Up for history, Tab completes /commands and @files, Esc-Enter add
 NOT_YET: set[str] = set()
 SLASH_COMMANDS = (
     *("/help", "/new", "/threads", "/thread", "/offload", "/memory", "/skills", "/plan"),
-    *("/expand", "/rules", "/exit", "/quit"),
+    *("/expand", "/rules", "/rewind", "/exit", "/quit"),
 )
 
 
@@ -501,11 +502,20 @@ class ChatApp:
             self.renderer.note(REPL_HELP)
         elif command == "/offload":
             await self._offload(thread_id)
+        elif command == "/rewind":
+            from invincat_server.terminal.rewind_repl import repl_rewind
+
+            await repl_rewind(self.session, thread_id, self._ask_line, self.renderer.note)
         elif command in NOT_YET:
             self.renderer.note(f"{command} is not available in this version yet.")
         else:
             await self._show(command, arg)
         return thread_id
+
+    async def _ask_line(self, prompt: str) -> str | None:
+        """One answer typed at the REPL's input (a /command's question)."""
+        self.renderer.pause()
+        return await self.reader.answer(prompt)
 
     async def _show(self, command: str, arg: str) -> None:
         """The commands that only show something (or take back a rule)."""

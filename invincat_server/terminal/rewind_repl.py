@@ -1,0 +1,68 @@
+"""The REPL's `/rewind`: the thread's turns, pick one, see the diff, then choose code,
+conversation or both — each question answered in the REPL's own input (Enter cancels).
+
+The core does the work (runtime/checkpoints/rewind.py, `Session.rewind_conversation`);
+the text is rewind_cli.py's, so the REPL and `invincat rewind` say the same things.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from invincat_server.runtime.checkpoints.rewind import Rewinder
+from invincat_server.runtime.checkpoints.store import CheckpointError
+from invincat_server.runtime.errors import SessionError
+from invincat_server.runtime.session import Session
+from invincat_server.terminal.rewind_cli import describe_plan, describe_result, describe_turns
+
+Ask = Callable[[str], Awaitable[str | None]]
+Say = Callable[[str], None]
+CHOICES = {"c": "code", "v": "conversation", "b": "both"}
+
+
+async def repl_rewind(session: Session, thread_id: str | None, ask: Ask, say: Say) -> None:
+    if thread_id is None:
+        say("Nothing to rewind: this thread has no turns yet.")
+        return
+    rewinder = Rewinder(session.settings, session.workspace.root)
+    try:
+        found = await asyncio.to_thread(rewinder.checkpoints, thread_id)
+    except (CheckpointError, SessionError) as exc:
+        say(str(exc))
+        return
+    say(describe_turns(found))
+    if not found.turns:
+        return
+    answer = (
+        await ask(f"Rewind to before which turn (1-{len(found.turns)}, Enter cancels)? ")
+    ) or ""
+    if not answer.strip():
+        say("Not rewound.")
+        return
+    if not answer.strip().isdigit() or not 1 <= int(answer) <= len(found.turns):
+        say(f"{answer.strip()!r} is not a turn of this thread; not rewound.")
+        return
+    to_turn = int(answer)
+    plan = await asyncio.to_thread(rewinder.plan_to, thread_id, to_turn)
+    say(describe_plan(plan))
+    choice = (await ask("Restore [c]ode, con[v]ersation or [b]oth (Enter cancels)? ")) or ""
+    scope = CHOICES.get(choice.strip().lower()[:1])
+    if scope is None:
+        say("Not rewound.")
+        return
+    if scope != "conversation":
+        confirmed = set()
+        for path in plan.conflicts:
+            reply = await ask(f"{path} changed since Invincat wrote it; overwrite it? [y/N] ")
+            if (reply or "").strip().lower() in ("y", "yes"):
+                confirmed.add(path)
+        result = await asyncio.to_thread(rewinder.restore, plan, confirmed)
+        say(describe_result(result))
+    if scope != "code":
+        try:
+            removed = await session.rewind_conversation(thread_id, to_turn)
+        except SessionError as exc:
+            say(f"The conversation was not rewound: {exc}")
+            return
+        say(f"The thread forgot turn {to_turn} and later ones ({removed} messages).")
