@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
 from invincat_server.runtime import private_files
@@ -88,13 +88,12 @@ def _after_json(state: FileState | None) -> dict[str, Any] | str | None:
 def safe_relative(path: object) -> str | None:
     """`path` when it is a plain relative path inside the project (no `..`, not
     absolute, no NUL, not in .git/ or .invincat/), else None."""
+    # Plain string checks, not PurePosixPath: a snapshot checks thousands of paths.
     if not isinstance(path, str) or not path or "\x00" in path or len(path) > 4096:
         return None
-    pure = PurePosixPath(path)
-    if pure.is_absolute() or any(part in ("..", ".", "") for part in path.split("/")):
-        return None
-    if pure.parts[0] in (".git", ".invincat"):
-        return None
+    parts = path.split("/")
+    if any(part in ("..", ".", "") for part in parts) or parts[0] in (".git", ".invincat"):
+        return None  # an empty first part is an absolute path
     return path
 
 

@@ -46,11 +46,11 @@ def _manifests(store: ObjectStore) -> list[StoredManifest]:
                     manifest = mf.parse(data, str(path))
                 except (OSError, mf.CheckpointError):
                     continue  # an unreadable manifest protects nothing; left for the user
+                # Only what a rewind puts back is kept: an `after` is a hash to compare.
                 blobs = {
-                    state.digest
+                    change.before.digest
                     for change in manifest.files.values()
-                    for state in (change.before, change.after)
-                    if state is not None and state.digest is not None
+                    if change.before.digest is not None
                 }
                 found.append(
                     StoredManifest(

@@ -9,6 +9,7 @@ the project's contents, secrets included, and must be as private as threads.sqli
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -48,6 +49,7 @@ class ObjectStore:
         self.home = Path(home)
         self.root = Path(root)
         self.base = self.home / CHECKPOINTS_DIR / project_key(self.root)
+        self._known: set[str] | None = None
 
     @classmethod
     def in_folder(cls, home: Path, base: Path) -> ObjectStore:
@@ -65,11 +67,31 @@ class ObjectStore:
     def thread_dir(self, thread_id: str) -> Path:
         return self.base / "threads" / thread_dir_name(thread_id)
 
-    def has(self, digest: str) -> bool:
+    def _scan(self) -> set[str]:
+        """The names of the stored blobs: regular files only (a link planted there is
+        not a blob), listed once per store object: a snapshot asks for thousands."""
+        objects = self.base / "objects"
+        found: set[str] = set()
         try:
-            return private_files.exists(self.blob_path(digest), root=self.home)
-        except OSError:  # an unsafe path counts as missing: it is never read
-            return False
+            private_files.ensure_dir(objects, root=self.home)  # refuses a linked folder
+            with os.scandir(objects) as folders:
+                for folder in folders:
+                    if len(folder.name) != 2 or not folder.is_dir(follow_symlinks=False):
+                        continue
+                    with os.scandir(folder.path) as blobs:
+                        found.update(
+                            folder.name + blob.name
+                            for blob in blobs
+                            if blob.is_file(follow_symlinks=False)
+                        )
+        except OSError:
+            pass  # an unsafe or unreadable folder holds no usable blob
+        return found
+
+    def has(self, digest: str) -> bool:
+        if self._known is None:
+            self._known = self._scan()
+        return digest in self._known
 
     def put(self, data: bytes, digest: str | None = None) -> str:
         """Store `data` (once: a blob already there is not written again)."""
@@ -78,6 +100,8 @@ class ObjectStore:
             # Not fsynced one by one (a tree snapshot writes thousands): a blob a crash
             # left short fails its hash check on read and is named then.
             private_files.atomic_write(self.blob_path(digest), data, root=self.home, durable=False)
+            assert self._known is not None
+            self._known.add(digest)
         return digest
 
     def get(self, digest: str) -> bytes:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import stat
 import subprocess
@@ -25,6 +26,8 @@ from pathlib import Path
 from invincat_server.runtime import private_files
 from invincat_server.runtime.checkpoints.manifests import FileState, safe_relative
 from invincat_server.runtime.checkpoints.store import ObjectStore, digest_of
+
+log = logging.getLogger("invincat.checkpoints")
 
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".invincat"})
 """The folders a walk skips: those the search tools skip (runtime/tools/search.py)."""
@@ -127,12 +130,13 @@ def snapshot(store: ObjectStore, names: list[str] | None = None) -> Snapshot:
     """Every listed file's state, each blob stored; unchanged files (stat cache) are
     neither read nor hashed again, unless their blob went (pruned)."""
     root = store.root
+    prefix = str(root) + os.sep  # strings, not Paths: thousands of files per snapshot
     cache = _load_cache(store)
     result: Snapshot = {}
     fresh: dict[str, list[int | str]] = {}
     for rel in project_files(root) if names is None else names:
         try:
-            info = os.lstat(root / rel)
+            info = os.lstat(prefix + rel)
         except OSError:
             continue
         if not stat.S_ISREG(info.st_mode):
@@ -146,7 +150,11 @@ def snapshot(store: ObjectStore, names: list[str] | None = None) -> Snapshot:
                 result[rel] = FileState(digest, mode)
                 fresh[rel] = [*key, digest, mode]
                 continue
-        state = current_state(store, rel)
+        try:
+            state = current_state(store, rel)
+        except OSError as exc:  # this file cannot be kept (a link in the store): only it
+            log.warning("checkpoint: %s not kept: %s", rel, exc)
+            continue
         if state.digest is None:
             continue
         result[rel] = state
