@@ -7,9 +7,11 @@ original request, the refinements and the approved todo list on the user's threa
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.agents.planner import numbered
+from invincat_server.runtime.checkpoints import recorder as checkpoint_recorder
 from invincat_server.runtime.events import Error
 
 if TYPE_CHECKING:
@@ -79,8 +81,13 @@ async def after_planner(turn: Turn, *, nudged: bool = False) -> TurnStatus:
             return "failed"
         nudged = True
         await turn.drive(stack.planner, {"messages": [HumanMessage(content=DRIFT_NUDGE)]}, config)
+    # Named, so the plan's changes are checkpointed under the handoff (runtime/checkpoints).
+    message_id = str(uuid.uuid4())
+    recorder = checkpoint_recorder.current()
+    if recorder is not None:
+        recorder.name_turn(message_id)
     handoff = {
-        "messages": [HumanMessage(content=handoff_message(plan))],
+        "messages": [HumanMessage(content=handoff_message(plan), id=message_id)],
         "todos": plan.get("todos") or [],
     }
     await turn.drive(stack.graph, handoff, stack.config(turn.thread_id))

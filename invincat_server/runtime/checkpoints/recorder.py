@@ -54,6 +54,13 @@ class TurnRecorder:
     def manifest(self) -> Manifest | None:
         return self._manifest
 
+    def name_turn(self, message_id: str) -> None:
+        """The user message this turn sends to the main agent from here on (the plan
+        flow's handoff): its later changes are checkpointed under it."""
+        self._identify = lambda: (None, message_id)
+        if self._manifest is not None and self._manifest.message_id != message_id:
+            self._manifest = None  # the next change opens a checkpoint of the new message
+
     def relative(self, path: Path) -> str | None:
         try:
             rel = Path(path).relative_to(self.store.root).as_posix()
