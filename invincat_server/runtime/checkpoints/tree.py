@@ -32,6 +32,10 @@ log = logging.getLogger("invincat.checkpoints")
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", ".invincat"})
 """The folders a walk skips: those the search tools skip (runtime/tools/search.py)."""
 GIT_TIMEOUT = 120.0
+SNAPSHOT_MAX_FILE_BYTES = 50 * 1024 * 1024
+"""A bigger file is left out of a command's snapshot (a data set, a build artefact that
+is not ignored): copying it before every command would cost more than the rewind is
+worth. It is named in docs/rewind.md as not restored after a shell command."""
 _CACHE_NAME = "stat-cache.json"
 
 Snapshot = dict[str, FileState]
@@ -139,7 +143,7 @@ def snapshot(store: ObjectStore, names: list[str] | None = None) -> Snapshot:
             info = os.lstat(prefix + rel)
         except OSError:
             continue
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) or info.st_size > SNAPSHOT_MAX_FILE_BYTES:
             continue
         key = StatCache.key(info)
         known = cache.entries.get(rel)
