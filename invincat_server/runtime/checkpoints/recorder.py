@@ -75,10 +75,16 @@ class TurnRecorder:
             self._manifest = Manifest(seq, "turn", message_id, turn, mf.now())
         return self._manifest
 
-    def _note_before(self, rel: str) -> None:
+    def _note_before(self, rel: str, buffer: str | None) -> None:
         manifest = self._open()
         if rel not in manifest.files:
-            manifest.files[rel] = Change(current_state(self.store, rel))
+            state = current_state(self.store, rel)
+            if buffer is not None:
+                # Open in an editor: what the user saw there (unsaved text included) is
+                # what a rewind gives back, with the file's mode.
+                digest = self.store.put(buffer.encode("utf-8", "surrogatepass"))
+                state = mf.FileState(digest, 0o644 if state.absent else state.mode)
+            manifest.files[rel] = Change(state)
             mf.save(self.store, self.thread_id, manifest)
 
     def _note_after(self, rel: str) -> None:
@@ -87,11 +93,12 @@ class TurnRecorder:
         change.after = current_state(self.store, rel, keep=False)
         mf.save(self.store, self.thread_id, manifest)
 
-    async def before_write(self, path: Path) -> None:
+    async def before_write(self, path: Path, buffer: str | None = None) -> None:
+        """`buffer`: the text an editor shows for the file, when it is open there."""
         rel = self.relative(path)
         if rel is not None:
             async with self._lock:
-                await asyncio.to_thread(self._note_before, rel)
+                await asyncio.to_thread(self._note_before, rel, buffer)
 
     async def after_write(self, path: Path, *, on_disk: bool) -> None:
         """`on_disk` False: an editor took the change into its buffer, so what the disk
@@ -142,11 +149,12 @@ def set_current(recorder: TurnRecorder | None) -> None:
     _CURRENT.set(recorder)
 
 
-async def before_write(path: Path) -> None:
-    """Called by write_file / edit_file before they change `path` (no turn: nothing)."""
+async def before_write(path: Path, buffer: str | None = None) -> None:
+    """Called by write_file / edit_file before they change `path` (no turn: nothing);
+    `buffer`: the editor's text of it, when it is open in one."""
     recorder = _CURRENT.get()
     if recorder is not None:
-        await _guarded(recorder.before_write(path), must=True)
+        await _guarded(recorder.before_write(path, buffer), must=True)
 
 
 async def after_write(path: Path, *, on_disk: bool) -> None:

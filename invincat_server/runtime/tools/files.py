@@ -259,8 +259,9 @@ def _list_dir(path: Path, display: str, workspace: Workspace | None = None) -> s
 
 async def _store_recorded(documents: DocumentSource, path: Path, text: str) -> None:
     """store_text, with the running turn's checkpoint taken first (the file as it was,
-    for a rewind: runtime/checkpoints) and told what Invincat left there after."""
-    await checkpoint_recorder.before_write(path)
+    or the editor's text when it is open there, for a rewind: runtime/checkpoints) and
+    told what Invincat left there after."""
+    await checkpoint_recorder.before_write(path, documents.read_text(path))
     in_editor = await store_text(documents, path, text)
     await checkpoint_recorder.after_write(path, on_disk=not in_editor)
 
