@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.rewind.scenario import git_state, make_project, run_changing_turn, thread_of, tree
+from tests.rewind.scenario import (
+    call,
+    git_state,
+    make_project,
+    run_changing_turn,
+    thread_of,
+    tree,
+)
 from tests.terminal.cli_process import run_invincat
 
 
@@ -154,3 +161,30 @@ def test_checkpoints_go_with_their_thread(
     assert deleted.code == 0, deleted.stderr
     assert not (project / "threads" / thread).exists()
     assert not [p for p in (project / "objects").rglob("*") if p.is_file()]
+
+
+def test_files_gitignore_excludes_are_neither_kept_nor_restored(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    make_project(workspace, git=True)
+    (workspace / ".git" / "info" / "exclude").write_text("*.log\n")
+    (workspace / "build.log").write_text("secret build output\n")
+    fake_openai.add_steps(
+        [
+            call("execute", command="echo more >> build.log && echo x >> third.txt"),
+            {"content": "ok"},
+        ]
+    )
+    chat = run_invincat(
+        ["chat", "build", "--yes", "--json", "--cwd", str(workspace)],
+        {**invincat_env, "INVINCAT_SANDBOX": "off"},
+    )
+    assert chat.code == 0, chat.stderr
+    thread = thread_of(chat)
+    result = run_invincat(["rewind", thread, "--to", "1", "--yes", "--json"], invincat_env)
+    assert result.code == 0, result.stderr
+    assert result.events[1]["restored"] == ["third.txt"]
+    assert (workspace / "build.log").read_text() == "secret build output\nmore\n"
+    home = Path(invincat_env["INVINCAT_HOME"])
+    stored = b"".join(p.read_bytes() for p in (home / "checkpoints").rglob("*") if p.is_file())
+    assert b"secret build output" not in stored
