@@ -103,10 +103,10 @@ def describe_plan(plan: RewindPlan) -> str:
     return "\n".join(lines)
 
 
-def describe_result(result: RestoreResult) -> str:
+def describe_result(result: RestoreResult, thread_id: str) -> str:
     lines = [f"Restored {plural(len(result.restored), 'file')}."]
     if result.checkpoint is not None:
-        lines[0] += f" Undo with `--undo` (this rewind is checkpoint {result.checkpoint})."
+        lines[0] += f" Undo it with `invincat rewind {thread_id} --undo`."
     for path in result.skipped:
         lines.append(f"Kept {path}: it changed since Invincat wrote it and was not confirmed.")
     for path, why in result.failed.items():
@@ -222,13 +222,15 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
         try:
             removed = await _forget(settings, Path(info.workspace), info.thread_id, args.to)
         except Exception as exc:  # ConfigError, SessionError: said, not a traceback
-            _report(as_json, result, None)
+            _report(as_json, result, None, info.thread_id)
             return _fail(as_json, f"The conversation was not rewound: {exc}")
-    _report(as_json, result, removed)
+    _report(as_json, result, removed, info.thread_id)
     return EXIT_FAILED if result is not None and result.failed else EXIT_OK
 
 
-def _report(as_json: bool, result: RestoreResult | None, removed: int | None) -> None:
+def _report(
+    as_json: bool, result: RestoreResult | None, removed: int | None, thread_id: str
+) -> None:
     event = {
         "type": "rewind_done",
         "restored": result.restored if result else [],
@@ -237,7 +239,7 @@ def _report(as_json: bool, result: RestoreResult | None, removed: int | None) ->
         "checkpoint": result.checkpoint if result else None,
         "conversation_removed": removed,
     }
-    text = describe_result(result) if result is not None else ""
+    text = describe_result(result, thread_id) if result is not None else ""
     if removed is not None:
         text = (text + "\n" if text else "") + (f"The thread forgot {plural(removed, 'message')}.")
     _emit(as_json, event, text)

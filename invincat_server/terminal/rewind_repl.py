@@ -58,7 +58,7 @@ async def repl_rewind(session: Session, thread_id: str | None, ask: Ask, say: Sa
             if (reply or "").strip().lower() in ("y", "yes"):
                 confirmed.add(path)
         result = await asyncio.to_thread(rewinder.restore, plan, confirmed)
-        say(describe_result(result))
+        say(describe_result(result, thread_id))
     if scope != "code":
         try:
             removed = await session.rewind_conversation(thread_id, to_turn)
