@@ -314,8 +314,9 @@ def prepare_home(home: Path) -> None:
     """`$INVINCAT_HOME` created 0700 (with its parents, which are the user's), tightened
     if it exists, and so are the files directly in it (threads.sqlite and SQLite's side
     files, approvals, memory, settings) and everything under its private folders (logs,
-    run, history, tampered): a home made by an older version under umask 022 was readable
-    by every local user. `skills/` is left alone (a skill may ship executable scripts)."""
+    run, history, tampered, checkpoints): a home made by an older version under umask
+    022 was readable by every local user. `skills/` is left alone (a skill may ship
+    executable scripts)."""
     home = Path(home)
     with contextlib.suppress(FileExistsError):
         home.parent.mkdir(parents=True, exist_ok=True)
@@ -340,4 +341,4 @@ def prepare_sqlite(db: Path, *, root: Path) -> None:
 
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
-PRIVATE_HOME_DIRS = ("logs", "run", "history", "tampered")
+PRIVATE_HOME_DIRS = ("logs", "run", "history", "tampered", "checkpoints")
