@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from invincat_server.runtime.memory import MemoryLimits, MemoryService
-from invincat_server.runtime.memory.models import Entry, make_id, now_iso, tier_for
+from invincat_server.runtime.memory.models import Entry, new_id, now_iso, tier_for
 from invincat_server.runtime.memory.store import StoreState, dump_state
 
 BIG = MemoryLimits(max_active=1_000_000, max_archived=1_000_000)
@@ -43,7 +43,7 @@ def seed_store(project: Path, size: int) -> None:
     for n in range(1, size + 1):
         score = (n * 37) % 101
         entry = Entry(
-            id=make_id("project", n),
+            id=new_id("project"),
             scope="project",
             section=f"Section {n % 12}",
             content=_content(n),
@@ -55,7 +55,7 @@ def seed_store(project: Path, size: int) -> None:
             source={"actor": "bench", "evidence": []},  # type: ignore[arg-type]
         )
         entries[entry.id] = entry
-    state = StoreState("project", next_seq=size + 1, entries=entries)
+    state = StoreState("project", entries=entries)
     path = project / ".invincat" / "memory_project.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(dump_state(state))

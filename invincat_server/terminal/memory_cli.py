@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -272,18 +272,25 @@ def _print_entries(view: dict[str, Any], args: argparse.Namespace) -> None:
         _print_invalid(invalid)
         return
     width = shutil.get_terminal_size((120, 24)).columns
+    ids = _id_width(e["id"] for e in entries)
     header = (
-        f"{'ID':<13} {'SCOPE':<8} {'TIER':<5} {'SCORE':>5} {'STATUS':<9} {'SECTION':<18} CONTENT"
+        f"{'ID':<{ids}} {'SCOPE':<8} {'TIER':<5} {'SCORE':>5} {'STATUS':<9} {'SECTION':<18} CONTENT"
     )
     print(header)
     for e in entries:
         status = e["status"] + ("*" if e["invalid"] else "") + ("!" if e["stale"] else "")
         line = (
-            f"{e['id']:<13} {e['scope']:<8} {e['tier']:<5} {e['score']:>5} {status:<9} "
+            f"{e['id']:<{ids}} {e['scope']:<8} {e['tier']:<5} {e['score']:>5} {status:<9} "
             f"{_clip(e['section'], 18):<18} "
         )
         print(line + _clip(e["content"], max(20, width - len(line))))
     _print_invalid(invalid)
+
+
+def _id_width(ids: Iterable[str]) -> int:
+    """The ID column: numbered ids (12 characters) kept their 13 columns; new ids
+    (32 characters, runtime/memory/ids.py) widen it."""
+    return max([13, *(len(i) + 1 for i in ids)])
 
 
 def _show(views: MemoryViews, args: argparse.Namespace) -> int:
@@ -457,10 +464,11 @@ def _verify(service: MemoryService, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report)
     else:
+        ids = _id_width(item["id"] for item in report["entries"])
         for item in report["entries"]:
             changes = [c["change"] for c in item["citations"] if c.get("change")]
             detail = "; ".join(changes) if changes else "evidence unchanged"
-            print(f"{item['id']:<13} {item['state']:<6} {detail}")
+            print(f"{item['id']:<{ids}} {item['state']:<6} {detail}")
         _print_invalid(report["invalid_entries"])
         print(
             f"{plural(report['checked'], 'cited entry', 'cited entries')} checked: "

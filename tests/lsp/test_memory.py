@@ -127,7 +127,7 @@ async def test_bad_memory_requests_get_actionable_errors_and_the_server_keeps_se
     # A store written by a newer invincat: listed read-only with the problem, never written.
     store = workspace / ".invincat" / "memory_project.json"
     store.parent.mkdir()
-    newer = {"version": 2, "scope": "project", "next_seq": 1, "items": []}
+    newer = {"version": 3, "scope": "project", "items": []}
     store.write_text(json.dumps(newer))
     listed = await lsp.request("invincat/memory/list", {})
     assert "upgrade invincat" in listed["problems"]["project"]
@@ -216,7 +216,7 @@ async def test_memory_requests_work_without_a_configured_model(
             "invincat/memory/apply",
             {"scope": "user", "operations": [create_op("x") | {"scope": "user"}]},
         )
-        assert created["applied"][0]["id"] == "mem_u_000001"
+        assert created["applied"][0]["id"].startswith("mem_u_")
         assert await client.memory_change(1) == {"scope": "user", "batchId": created["batch_id"]}
         [item] = (await client.request("invincat/memory/list", {"scope": "user"}))["items"]
         assert item["content"] == "x"

@@ -4,6 +4,7 @@ journal is named with the way out, left byte-identical, and never reset or backe
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,20 +18,21 @@ from .gitrepo import Repo, needs_git
 pytestmark = needs_git
 
 
-def _diverge(repo: Repo, *, track_journal: bool = False) -> None:
+def _diverge(repo: Repo, *, track_journal: bool = False) -> list[str]:
     """Two clones each add an entry after a shared one; `repo` then fetches the other's
-    work as branch `feature`, ready to `git merge feature`."""
-    repo.remember("Shared: run ./scripts/test before pushing")
+    work as branch `feature`, ready to `git merge feature`. Returns the three ids."""
+    shared = repo.remember("Shared: run ./scripts/test before pushing")
     if track_journal:  # a team that shares the journal against the .gitignore's advice
         repo.git("add", "-f", str(repo.journal))
     repo.git("add", ".invincat")
     repo.git("commit", "-q", "-m", "shared memory")
     other = repo.clone(repo.root.with_name("other"))
-    other.remember("Feature: the API lives in src/api")
+    feature = other.remember("Feature: the API lives in src/api")
     other.git("commit", "-q", "-am", "feature memory")
-    repo.remember("Main: lint with ruff")
+    main = repo.remember("Main: lint with ruff")
     repo.git("commit", "-q", "-am", "main memory")
     repo.git("fetch", "-q", str(other.root), "main:feature")
+    return [shared, feature, main]
 
 
 def _assert_refused(repo: Repo, conflicted: Path, *commands: list[str]) -> None:
@@ -71,39 +73,68 @@ def test_a_conflicted_store_is_refused_untouched_until_resolved(tmp_path: Path) 
     ]
 
 
-def test_keeping_both_sides_with_a_clashing_id_is_refused_until_renumbered(
+def _update(repo: Repo, entry_id: str, content: str) -> None:
+    op = {"op": "update", "scope": "project", "id": entry_id, "content": content}
+    done = repo.memory("apply", "--scope", "project", "-", stdin=json.dumps([op]))
+    assert done.returncode == 0 and json.loads(done.stdout)["applied"], done.stderr
+
+
+def test_keeping_both_versions_of_an_entry_changed_on_both_sides_is_refused_until_one_goes(
     tmp_path: Path,
 ) -> None:
     repo = Repo.init(tmp_path / "project", tmp_path / "home")
-    _diverge(repo)
-    repo.git("merge", "feature", check=False)
-    # Resolve by hand the way a person would: both sides' entries in one valid JSON file.
+    shared = repo.remember("Run ./scripts/test before pushing")
+    repo.git("add", ".invincat")
+    repo.git("commit", "-q", "-m", "shared memory")
+    other = repo.clone(repo.root.with_name("other"))
+    _update(other, shared, "Run ./scripts/test -q before pushing")
+    other.git("commit", "-q", "-am", "feature memory")
+    _update(repo, shared, "Run ./scripts/test before every push")
+    repo.git("commit", "-q", "-am", "main memory")
+    repo.git("fetch", "-q", str(other.root), "main:feature")
+    assert repo.git("merge", "feature", check=False).returncode != 0
+    # Resolve by hand the way a person might: both sides' entries in one valid JSON file.
     ours = json.loads(repo.git("show", f":2:{repo.store.relative_to(repo.root)}").stdout)
     theirs = json.loads(repo.git("show", f":3:{repo.store.relative_to(repo.root)}").stdout)
-    ours["items"].append(theirs["items"][-1])  # both created mem_p_000002
+    ours["items"] += theirs["items"]
     repo.store.write_text(json.dumps(ours, indent=2))
     repo.git("add", str(repo.store))
 
     _assert_refused(repo, repo.store, ["list"], ["apply", "--scope", "project", "-"])
     done = repo.memory("list")
-    assert "two entries with the id mem_p_000002" in done.stderr
-    assert "free id mem_p_000003" in done.stderr and '"next_seq" to 4' in done.stderr
+    assert f"two entries with the id {shared}" in done.stderr
+    assert "if both are the same entry, delete one" in done.stderr
+    suggested = re.search(r"a new id, such as (mem_p_[0-9a-z]+) ", done.stderr)
+    assert suggested is not None, done.stderr
 
-    # Way out 2: follow the message.
-    ours["items"][-1]["id"] = "mem_p_000003"
-    ours["next_seq"] = 4
+    # Way out: the person keeps both as two facts, under the id the message offers.
+    ours["items"][-1]["id"] = suggested.group(1)
     repo.store.write_text(json.dumps(ours, indent=2))
     assert repo.contents() == [
-        "Feature: the API lives in src/api",
-        "Main: lint with ruff",
-        "Shared: run ./scripts/test before pushing",
+        "Run ./scripts/test -q before pushing",
+        "Run ./scripts/test before every push",
     ]
-    assert repo.remember("After the merge") == "mem_p_000004"
+    assert repo.remember("After the merge") not in (shared, suggested.group(1))
+
+
+def test_numbered_ids_of_older_versions_that_clash_are_named_with_a_free_new_id(
+    tmp_path: Path,
+) -> None:
+    from .bad_stores import entry, store_text
+
+    repo = Repo.init(tmp_path / "project", tmp_path / "home")
+    repo.store.parent.mkdir()
+    both = [entry(1), entry(2, content="main fact"), entry(2, content="feature fact")]
+    repo.store.write_text(store_text("project", both, next_seq=3))
+    done = repo.memory("list")
+    assert done.returncode == 2 and "two entries with the id mem_p_000002" in done.stderr
+    assert "older versions of invincat gave two new entries the same number" in done.stderr
+    assert "next_seq" not in done.stderr
 
 
 def test_a_conflicted_journal_is_refused_untouched_until_resolved(tmp_path: Path) -> None:
     repo = Repo.init(tmp_path / "project", tmp_path / "home")
-    _diverge(repo, track_journal=True)
+    ids = _diverge(repo, track_journal=True)
     assert repo.git("merge", "feature", check=False).returncode != 0
     repo.git("checkout", "--theirs", "--", str(repo.store))  # only the journal stays conflicted
     journal = repo.journal.read_bytes()
@@ -122,7 +153,7 @@ def test_a_conflicted_journal_is_refused_untouched_until_resolved(tmp_path: Path
     log = repo.memory("log", "--json")
     assert log.returncode == 0, log.stderr
     created = {a["id"] for r in json.loads(log.stdout) for a in r["applied"] if a["op"] == "create"}
-    assert {"mem_p_000001", "mem_p_000002"} <= created
+    assert set(ids) <= created
     repo.remember("After the merge")
 
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from invincat_server.runtime.memory import BatchShapeError, MemoryService
+from invincat_server.runtime.memory.ids import is_entry_id, is_numbered
 
 from .helpers import create, journal_bytes, store_bytes
 
@@ -86,15 +87,17 @@ def test_delete_plus_create_replacement_applies(two: tuple[MemoryService, list[s
     assert entries[new_id].content == old.content and second in entries
 
 
-def test_ids_are_never_reused_after_deleting_the_highest(service: MemoryService) -> None:
+def test_ids_are_never_reused_after_deleting_the_newest(service: MemoryService) -> None:
     ids = service.apply("project", [create(), create(), create()]).created_ids()
-    assert ids == ["mem_p_000001", "mem_p_000002", "mem_p_000003"]
-    service.delete("mem_p_000003", "test")
-    assert service.apply("project", [create()]).created_ids() == ["mem_p_000004"]
-    service.delete("mem_p_000004", "test")
-    service.delete("mem_p_000002", "test")
-    assert service.apply("project", [create()]).created_ids() == ["mem_p_000005"]
-    assert service.apply("user", [create("user")]).created_ids() == ["mem_u_000001"]
+    assert all(is_entry_id(i) and i.startswith("mem_p_") and not is_numbered(i) for i in ids)
+    assert ids == sorted(ids)  # time-ordered: a batch's creates in the batch's order
+    service.delete(ids[2], "test")
+    (fourth,) = service.apply("project", [create()]).created_ids()
+    service.delete(fourth, "test")
+    (fifth,) = service.apply("project", [create()]).created_ids()
+    assert len({*ids, fourth, fifth}) == 5 and fifth > fourth > ids[2]
+    (user_id,) = service.apply("user", [create("user")]).created_ids()
+    assert user_id.startswith("mem_u_")
 
 
 @pytest.mark.parametrize(
@@ -154,7 +157,7 @@ def test_archived_or_invalid_entries_do_not_absorb_new_creates(service: MemorySe
         ({"op": "update", "scope": "project", "id": "mem_p_000099", "content": "x"}, "no entry"),
         ({"op": "delete", "scope": "project", "id": "mem_u_000001", "reason": "r"}, "user scope"),
         (
-            {"op": "restore", "scope": "project", "id": "mem_p_000001", "reason": "r"},
+            {"op": "restore", "scope": "project", "id": "<first>", "reason": "r"},
             "not archived",
         ),
         ({"op": "create", "scope": "user", "section": "S", "content": "c"}, "does not match"),
@@ -163,7 +166,9 @@ def test_archived_or_invalid_entries_do_not_absorb_new_creates(service: MemorySe
 def test_target_checks_drop_impossible_ops(
     two: tuple[MemoryService, list[str]], op: dict[str, object], needle: str
 ) -> None:
-    service, _ = two
+    service, (first, _) = two
+    if op.get("id") == "<first>":
+        op = {**op, "id": first}
     report = service.apply("project", [op])
     assert needle in report.dropped[0].reason and report.applied == []
 

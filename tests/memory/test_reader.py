@@ -21,6 +21,7 @@ from invincat_server.runtime.memory.models import (
     MAX_CONTENT,
     MAX_SCORE_REASON,
     MAX_SECTION,
+    READABLE_VERSIONS,
     STORE_VERSION,
     Entry,
     Evidence,
@@ -244,7 +245,7 @@ def test_unknown_fields_and_defaults_are_kept_in_order(
 NOT_SIMPLE_STORES: dict[str, bytes] = {
     "not JSON": b'{"version": 1, "scope": "user", "items": [',
     "git conflict": b'{"version": 1,\n' + GIT_CONFLICT + b"}",
-    "newer version": b'{"version": 2, "scope": "user", "next_seq": 1, "items": []}',
+    "newer version": b'{"version": 3, "scope": "user", "items": []}',
     "version true": b'{"version": true, "scope": "user", "next_seq": 1, "items": []}',
     "other scope": b'{"version": 1, "scope": "project", "next_seq": 1, "items": []}',
     "latin-1": '{"version": 1, "scope": "user", "x": "é", "next_seq": 1, "items": []}'.encode(
@@ -343,7 +344,7 @@ def test_the_readers_limits_are_the_models() -> None:
         MAX_CONTENT,
         MAX_SCORE_REASON,
     )
-    assert reader.STORE_VERSION == STORE_VERSION
+    assert reader.READABLE_VERSIONS == READABLE_VERSIONS and STORE_VERSION in READABLE_VERSIONS
     assert all(reader.tier_for(score) == tier_for(score) for score in range(101))
     for fields, model in (
         (reader.ENTRY_FIELDS, Entry),

@@ -58,6 +58,8 @@ ODD_VALUES: list[Any] = [
     "x" * (MAX_SCORE_REASON + 1),
     0,
     1,
+    2,
+    3,
     -1,
     29,
     30,
@@ -89,6 +91,12 @@ ODD_VALUES: list[Any] = [
     "mem_p_000001",
     "mem_u_1",
     "mem_u_00000١",
+    "mem_p_01kbx3v6e9q2w5r7t0y4k1m8nz",
+    "mem_u_01kbx3v6e9q2w5r7t0y4k1m8nz",
+    "mem_p_01KBX3V6E9Q2W5R7T0Y4K1M8NZ",
+    "mem_p_01kbx3v6e9q2w5r7t0y4k1m8nu",
+    "mem_p_01kbx3v6e9q2w5r7t0y4k1m8n",
+    "mem_p_01kbx3v6e9q2w5r7t0y4k1m8nz\n",
     [],
     [1],
     [{}],
@@ -112,8 +120,11 @@ def _citation(rng: random.Random) -> dict[str, Any]:
 
 def _entry(rng: random.Random, scope: str, seq: int) -> dict[str, Any]:
     score = rng.randint(0, 100)
+    letter = "u" if scope == "user" else "p"
+    # Both id forms: numbered (stores of version 1) and a ULID (new entries, ids.py).
+    suffix = f"{seq:06d}" if rng.random() < 0.5 else "01kbx3v6e9q2w5r7t0y4k1m8n" + "abc"[seq % 3]
     item: dict[str, Any] = {
-        "id": f"mem_{'u' if scope == 'user' else 'p'}_{seq:06d}",
+        "id": f"mem_{letter}_{suffix}",
         "scope": scope,
         "section": rng.choice(["Prefs", "Build", "Style"]),
         "content": rng.choice(["uses pytest", "tabs, not spaces", "é and ü"]),
@@ -193,7 +204,12 @@ def _store_cases() -> list[tuple[str, bytes]]:
     for number in range(CASES):
         scope = rng.choice(["user", "project"])
         items = [_entry(rng, scope, seq) for seq in range(1, rng.randint(1, 4))]
-        doc: dict[str, Any] = {"version": 1, "scope": scope, "next_seq": 9, "items": items}
+        # Version 1 with its `next_seq`, version 2 without (what this version writes).
+        doc: dict[str, Any] = (
+            {"version": 1, "scope": scope, "next_seq": 9, "items": items}
+            if rng.random() < 0.5
+            else {"version": 2, "scope": scope, "items": items}
+        )
         for _ in range(0 if number % 5 == 0 else rng.randint(1, 3)):
             _mutate(rng, doc)
         cases.append((scope, json.dumps(doc, ensure_ascii=rng.random() < 0.5).encode()))

@@ -159,18 +159,6 @@ def test_external_edit_is_journaled_and_revertible(service: MemoryService) -> No
     assert service.list()[0].content == "Original wording"
 
 
-def test_hand_lowered_next_seq_never_reuses_ids(service: MemoryService) -> None:
-    service.apply("project", [create(), create(), create()])
-    path = service.store_paths()["project"]
-    doc = json.loads(path.read_text())
-    doc["items"] = doc["items"][:1]
-    doc["next_seq"] = 1
-    path.write_text(json.dumps(doc))
-    fresh = MemoryService(service.home, service.project_root)  # no in-process memory
-    assert fresh.apply("project", [create()]).created_ids() == ["mem_p_000004"]
-    assert [r.actor for r in fresh.log("project", limit=2)] == ["cli", "external"]
-
-
 def test_store_paths_follow_the_spec(tmp_path: Path) -> None:
     service = MemoryService(tmp_path / "home", tmp_path / "proj")
     assert service.store_paths() == {

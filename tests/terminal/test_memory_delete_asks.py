@@ -30,21 +30,22 @@ def _ids(env: dict[str, str], workspace: Path) -> list[str]:
     return [e["id"] for e in listed["items"]]
 
 
-def _create(env: dict[str, str], workspace: Path) -> None:
+def _create(env: dict[str, str], workspace: Path) -> str:
     done = run_invincat(
         ["memory", "apply", "--scope", "project", "-", "--cwd", str(workspace)], env, input=_CREATE
     )
     assert done.code == 0, done.stderr
+    return str(json.loads(done.stdout)["applied"][0]["id"])
 
 
 def test_memory_delete_at_a_terminal_shows_the_entry_and_asks(
     invincat_env: dict[str, str], workspace: Path
 ) -> None:
-    _create(invincat_env, workspace)
-    delete = ["memory", "delete", "mem_p_000001", "--reason", "obsolete", "--cwd", str(workspace)]
+    entry_id = _create(invincat_env, workspace)
+    delete = ["memory", "delete", entry_id, "--reason", "obsolete", "--cwd", str(workspace)]
     term = Terminal(delete, invincat_env)
     try:
-        term.expect("mem_p_000001 (project, active) Tests: run pytest")
+        term.expect(f"{entry_id} (project, active) Tests: run pytest")
         term.expect("Delete it?")
         term.expect("[y/N]")
         term.line("n")
@@ -52,13 +53,13 @@ def test_memory_delete_at_a_terminal_shows_the_entry_and_asks(
         assert term.wait_exit() == 0
     finally:
         term.close()
-    assert _ids(invincat_env, workspace) == ["mem_p_000001"]
+    assert _ids(invincat_env, workspace) == [entry_id]
 
     term = Terminal(delete, invincat_env)
     try:
         term.expect("[y/N]")
         term.line("y")
-        term.expect("applied delete mem_p_000001")
+        term.expect(f"applied delete {entry_id}")
         assert term.wait_exit() == 0
     finally:
         term.close()
@@ -68,8 +69,8 @@ def test_memory_delete_at_a_terminal_shows_the_entry_and_asks(
 def test_memory_delete_without_a_terminal_needs_yes(
     invincat_env: dict[str, str], workspace: Path
 ) -> None:
-    _create(invincat_env, workspace)
-    base = ["memory", "delete", "mem_p_000001", "--reason", "obsolete", "--cwd", str(workspace)]
+    entry_id = _create(invincat_env, workspace)
+    base = ["memory", "delete", entry_id, "--reason", "obsolete", "--cwd", str(workspace)]
     # A "y" on piped stdin is not a person answering: refused, nothing deleted.
     refused = run_invincat(base, invincat_env, input="y\n")
     assert refused.code == 2
@@ -77,10 +78,10 @@ def test_memory_delete_without_a_terminal_needs_yes(
     assert "no terminal to ask at; add --yes" in refused.stderr
     as_json = run_invincat([*base, "--json"], invincat_env)
     assert as_json.code == 2 and "--json prints the report" in as_json.stderr
-    assert _ids(invincat_env, workspace) == ["mem_p_000001"]
+    assert _ids(invincat_env, workspace) == [entry_id]
 
     deleted = run_invincat([*base, "--yes", "--json"], invincat_env)
     assert deleted.code == 0, deleted.stderr
     applied = json.loads(deleted.stdout)["applied"]
-    assert [(a["op"], a["id"]) for a in applied] == [("delete", "mem_p_000001")]
+    assert [(a["op"], a["id"]) for a in applied] == [("delete", entry_id)]
     assert _ids(invincat_env, workspace) == []

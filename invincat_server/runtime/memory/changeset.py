@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from invincat_server.runtime.memory.ids import new_id, sort_key
 from invincat_server.runtime.memory.limits import MemoryLimits
-from invincat_server.runtime.memory.models import Entry, Scope, make_id
+from invincat_server.runtime.memory.models import Entry, Scope
 from invincat_server.runtime.memory.report import AppliedOp, DroppedOp
 from invincat_server.runtime.memory.store import StoreState
 
@@ -53,12 +54,10 @@ class Outcome:
     after: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     rejected: bool = False
     reason: str | None = None
-    force_write: bool = False
-    """Write even without entry changes (e.g. next_seq had to be raised)."""
 
     @property
     def changed(self) -> bool:
-        return bool(self.after) or self.force_write
+        return bool(self.after)
 
 
 class Changeset:
@@ -107,7 +106,7 @@ class Changeset:
         # batch never archives what it just created, restored or rescored.
         candidates = sorted(
             (e for e in active if e.tier == "cold" and e.id not in touched),
-            key=lambda e: (e.score, e.updated_at, e.seq),
+            key=lambda e: (e.score, e.updated_at, sort_key(e.id)),
         )
         for entry in candidates[:excess]:
             archived = entry.model_copy(
@@ -147,7 +146,7 @@ class Changeset:
         excess = len(archived) - limits.max_archived
         if excess <= 0:
             return
-        oldest = sorted(archived, key=lambda e: (e.archived_at or "", e.seq))[:excess]
+        oldest = sorted(archived, key=lambda e: (e.archived_at or "", sort_key(e.id)))[:excess]
         for entry in oldest:
             self.remove(
                 entry.id,
@@ -162,8 +161,8 @@ class Changeset:
     # -- finishing ------------------------------------------------------------
     def _allocate(self) -> None:
         for pending in self.pending:
-            entry_id = make_id(self.ctx.scope, self.work.next_seq)
-            self.work.next_seq += 1
+            # Random and time-ordered (ids.py): unique across clones, never a reused id.
+            entry_id = new_id(self.ctx.scope, taken=self.work.entries)
             entry = Entry.model_validate({"id": entry_id, **pending.fields})
             pending.applied.id = entry_id
             self.put(entry, pending.applied)

@@ -64,17 +64,18 @@ def journal_conflict(path: Path, line: int) -> MergeConflictError:
     )
 
 
-def duplicate_id(path: Path, scope: Scope, entry_id: str, free_seq: int) -> MergeConflictError:
-    """Two entries with one id: what a merge that kept both sides' new entries leaves."""
-    # Imported here: the quick read path (reader.py) uses this module without pydantic.
-    from invincat_server.runtime.memory.models import make_id
+def duplicate_id(path: Path, scope: Scope, entry_id: str) -> MergeConflictError:
+    """Two entries with one id: what a merge that kept both sides' entries leaves (the
+    same entry changed on both sides, or numbered ids of older versions, which clashed)."""
+    from invincat_server.runtime.memory.ids import new_id  # pydantic-free, like this module
 
     return MergeConflictError(
         f"Memory store {path} has two entries with the id {entry_id} (after a git merge, "
-        "both sides may have created an entry with the same number). It was left untouched, "
-        f"and {scope} memory is neither used nor changed until this is fixed: if both are "
-        "the same entry, delete one; otherwise give one of them the free id "
-        f'{make_id(scope, free_seq)} and set "next_seq" to {free_seq + 1}. Or take one side '
-        f"of the merge whole with {_take_one_side(path)}.",
+        "both sides may have changed the same entry, or older versions of invincat gave "
+        "two new entries the same number). It was left untouched, and "
+        f"{scope} memory is neither used nor changed until this is fixed: if both are the "
+        "same entry, delete one; otherwise give one of them a new id, such as "
+        f"{new_id(scope)} (any id not in the store will do; new ids are random, so they "
+        f"do not clash). Or take one side of the merge whole with {_take_one_side(path)}.",
         path,
     )

@@ -8,7 +8,6 @@ batches without one batch mutating what another one sees.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -23,6 +22,9 @@ from pydantic import (
 
 from invincat_server.runtime.memory.citations import MAX_CITATIONS, Citation
 
+# Re-exported: ids were defined here before ids.py (kept pydantic-free for the reader).
+from invincat_server.runtime.memory.ids import ID_PATTERN, id_scope, new_id  # noqa: F401
+
 # Re-exported: the store format's names stay importable from the models as before.
 from invincat_server.runtime.memory.schema import (  # noqa: F401
     HOT_MIN,
@@ -31,6 +33,7 @@ from invincat_server.runtime.memory.schema import (  # noqa: F401
     MAX_ENTRY_DEPTH,
     MAX_SCORE_REASON,
     MAX_SECTION,
+    READABLE_VERSIONS,
     SCOPES,
     STORE_VERSION,
     WARM_MIN,
@@ -49,30 +52,10 @@ InvalidMarker = Literal["wrong", "superseded", "outdated", "misleading"]
 REPRESENTATIVE_SCORE: dict[Tier, int] = {"hot": 85, "warm": 50, "cold": 15}
 DEFAULT_SCORE = 50
 
-_ID_RE = re.compile(r"^mem_([up])_(\d{6,})$")
-ID_PATTERN = _ID_RE.pattern
-
 
 def now_iso() -> str:
     """Current UTC time, ISO-8601 with microseconds and a `+00:00` offset."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def make_id(scope: Scope, seq: int) -> str:
-    return f"mem_{ID_PREFIX[scope]}_{seq:06d}"
-
-
-def id_scope(entry_id: str) -> Scope | None:
-    """The scope an id belongs to, or None if it is not a memory id."""
-    match = _ID_RE.match(entry_id)
-    if not match:
-        return None
-    return "user" if match.group(1) == "u" else "project"
-
-
-def id_seq(entry_id: str) -> int | None:
-    match = _ID_RE.match(entry_id)
-    return int(match.group(2)) if match else None
 
 
 def normalise_whitespace(text: str) -> str:
@@ -164,10 +147,6 @@ class Entry(BaseModel):
         return self
 
     @property
-    def seq(self) -> int:
-        return id_seq(self.id) or 0
-
-    @property
     def injectable(self) -> bool:
         """Active, not marked invalid and not cold: what the model may see (spec section 5)."""
         return self.status == "active" and self.invalid is None and self.tier != "cold"
@@ -177,13 +156,17 @@ class Entry(BaseModel):
 
 
 class StoreDoc(BaseModel):
-    """The whole store file: `{"version": 1, "scope": ..., "next_seq": N, "items": [...]}`."""
+    """The whole store file: `{"version": 2, "scope": ..., "items": [...]}`.
+
+    Version 1 (older invincat) also had `next_seq`, the counter its numbered ids came
+    from: still checked when present, so a damaged one is reported as before, but no
+    longer used (new ids are random) and not written back."""
 
     model_config = ConfigDict(extra="allow")
 
-    version: Literal[1]
+    version: Literal[1, 2]  # schema.READABLE_VERSIONS
     scope: Scope
-    next_seq: int = Field(ge=1)
+    next_seq: int | None = Field(default=None, ge=1)
     items: list[Entry]
 
     @model_validator(mode="after")

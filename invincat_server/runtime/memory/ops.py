@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from invincat_server.runtime.memory.citations import MAX_CITATIONS, CitationIn
+from invincat_server.runtime.memory.ids import ID_FORMS
 from invincat_server.runtime.memory.models import (
     DEFAULT_SCORE,
     ID_PATTERN,
@@ -203,7 +204,7 @@ def _field_problem(op: str, field: str, err_type: str, msg: str) -> str:
     if err_type == "missing":
         return f"{op} requires '{field}'"
     if err_type == "string_pattern_mismatch" and field == "id":
-        return "id: not a memory id (mem_u_NNNNNN or mem_p_NNNNNN)"
+        return f"id: not a memory id ({ID_FORMS})"
     return f"{field}: {msg}"
 
 

@@ -48,14 +48,15 @@ from invincat_server.runtime.memory.citation_text import (
     citation_label,
 )
 from invincat_server.runtime.memory.conflicts import conflict_marker_line
+from invincat_server.runtime.memory.ids import ID_BODY
 from invincat_server.runtime.memory.paths import StoreFiles, store_files
 from invincat_server.runtime.memory.schema import (
     ID_PREFIX,
     MAX_CONTENT,
     MAX_SCORE_REASON,
     MAX_SECTION,
+    READABLE_VERSIONS,
     SCOPES,
-    STORE_VERSION,
     nesting_depth_exceeds,
     path_is_nameable,
     tier_for,
@@ -64,8 +65,8 @@ from invincat_server.runtime.memory.schema import (
 if TYPE_CHECKING:
     from invincat_server.runtime.memory.staleness import StalenessChecker
 
-# ASCII digits and a true end of string: stricter than the models' pattern, never looser.
-_ID = re.compile(r"mem_([up])_[0-9]{6,}")
+# The models' own id pattern (ids.py), always matched whole.
+_ID = re.compile(ID_BODY)
 _INT_LIMIT = 2**63  # pydantic reads larger JSON ints too; not worth trusting here
 
 __all__ = ["MemoryReader", "NotSimple", "citation_label", "entry", "read_journal", "read_store"]
@@ -302,8 +303,10 @@ def read_store(files: StoreFiles) -> list[dict[str, Any]]:
     doc = _json(data)
     _need(type(doc) is dict)
     version, next_seq, items = doc.get("version"), doc.get("next_seq"), doc.get("items")
-    _need(type(version) is int and version == STORE_VERSION and doc.get("scope") == files.scope)
-    _need(type(next_seq) is int and 1 <= next_seq < _INT_LIMIT and type(items) is list)
+    _need(type(version) is int and version in READABLE_VERSIONS)
+    _need(doc.get("scope") == files.scope and type(items) is list)
+    # Version 1's id counter, unused now; the models still refuse a damaged one.
+    _need(next_seq is None or (type(next_seq) is int and 1 <= next_seq < _INT_LIMIT))
     entries = [entry(item, files.scope) for item in items]
     _need(len({e["id"] for e in entries}) == len(entries))  # a duplicate: a merge conflict
     return entries

@@ -101,6 +101,8 @@ class JournalRecord(BaseModel):
     hash_before: str | None = None
     hash_after: str | None = None
     next_seq: int | None = None
+    """Older records only: the id counter after the batch (numbered ids). New ids are random
+    (ids.py), so newer records leave it null."""
     reverts: str | None = None
     follows: str | None = None
     """For a cleanup batch: the batch whose invalid markers it acted on."""

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from invincat_server.runtime.memory.models import Entry, Scope
-from invincat_server.runtime.memory.schema import STORE_VERSION
+from invincat_server.runtime.memory.schema import READABLE_VERSIONS, STORE_VERSION
 from invincat_server.runtime.memory.store import CorruptStoreError, load_json
 
 # Only an id made of these is echoed back: a stored id could hold terminal escapes.
@@ -71,9 +71,11 @@ def _printable_id(item: object) -> str | None:
 
 def _head_problem(doc: dict[str, Any]) -> str | None:
     version, next_seq = doc.get("version"), doc.get("next_seq")
-    if type(version) is not int or version != STORE_VERSION:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         return f'has no valid "version" (expected {STORE_VERSION})'
-    if type(next_seq) is not int or next_seq < 1:
+    # Version 1's id counter: no longer used, but a damaged one is still damage (the
+    # models refuse it), so older and newer versions judge such a store alike.
+    if next_seq is not None and (type(next_seq) is not int or next_seq < 1):
         return 'has no valid "next_seq" (a whole number >= 1)'
     return None
 

@@ -10,7 +10,11 @@ Scope = Literal["user", "project"]
 Tier = Literal["hot", "warm", "cold"]
 
 SCOPES: tuple[Scope, ...] = ("user", "project")
-STORE_VERSION = 1
+STORE_VERSION = 2
+"""What this version writes. 2: ids that cannot clash (ids.py), no `next_seq`, entries in
+id order. An older invincat treats a version-2 store as read-only ("upgrade invincat")
+instead of resetting a store whose new ids it cannot read."""
+READABLE_VERSIONS = (1, 2)
 HOT_MIN, WARM_MIN = 70, 30
 MAX_SECTION, MAX_CONTENT, MAX_SCORE_REASON = 80, 500, 200
 ID_PREFIX: dict[str, str] = {"user": "u", "project": "p"}

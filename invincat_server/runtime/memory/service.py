@@ -30,6 +30,7 @@ from invincat_server.runtime.memory.errors import (
 )
 from invincat_server.runtime.memory.governance import coerce_operations, govern
 from invincat_server.runtime.memory.housekeeping import plan_cleanup, plan_external
+from invincat_server.runtime.memory.ids import ID_FORMS
 from invincat_server.runtime.memory.injection import InjectionRenderer
 from invincat_server.runtime.memory.limits import MemoryLimits, load_limits
 from invincat_server.runtime.memory.models import SCOPES, Entry, Scope, id_scope, now_iso
@@ -197,9 +198,7 @@ class MemoryService:
         """The entry (None once deleted) and every journal record that touched it."""
         scope = id_scope(entry_id)
         if scope is None:
-            raise UnknownEntryError(
-                f"{entry_id!r} is not a memory id (mem_u_NNNNNN or mem_p_NNNNNN)."
-            )
+            raise UnknownEntryError(f"{entry_id!r} is not a memory id ({ID_FORMS}).")
         entry = next((e for e in self._read_entries(scope) if e.id == entry_id), None)
         history = [
             r
@@ -330,9 +329,7 @@ class MemoryService:
     ) -> BatchReport:
         scope = id_scope(entry_id)
         if scope is None:
-            raise UnknownEntryError(
-                f"{entry_id!r} is not a memory id (mem_u_NNNNNN or mem_p_NNNNNN)."
-            )
+            raise UnknownEntryError(f"{entry_id!r} is not a memory id ({ID_FORMS}).")
         item = {"op": op, "scope": scope, "id": entry_id, "reason": reason, **fields}
         return self.apply(scope, {"operations": [item]}, actor=actor)
 
@@ -496,11 +493,7 @@ class MemoryService:
             )
             self._problems[scope] = message
             raise StoreUnavailableError(message) from exc
-        last = journal.last_record(files.journal, root=files.root)
-        # The fresh store continues numbering after every id the old one (or the journal)
-        # ever used, so an id is never reused even across a reset.
-        floor = last.next_seq if last and last.next_seq else 1
-        fresh = StoreState(scope, next_seq=max(store_mod.highest_seq_in(data) + 1, floor))
+        fresh = StoreState(scope)
         ctx = BatchContext(new_batch_id(), scope, "recovery", now_iso())
         outcome = Outcome(
             state=fresh,
@@ -528,13 +521,8 @@ class MemoryService:
         plan_external(previous, cs)
         outcome = cs.finish(self.limits, bounds=False)
         outcome.reason = "the store changed outside governance; accepted after validation"
-        floor = last.next_seq if last and last.next_seq else 1
-        write = outcome.state.next_seq < floor
-        if write:
-            outcome.state.next_seq = floor  # a hand edit must not make ids reusable
-        else:
-            outcome.state = state
-        return self.writer.commit(ctx, outcome, [], hash_before=last_hash, write=write)
+        outcome.state = state  # as found: accepting a change never rewrites the file
+        return self.writer.commit(ctx, outcome, [], hash_before=last_hash, write=False)
 
     # -- tamper protection ------------------------------------------------------
     def fingerprint(self) -> Fingerprint:

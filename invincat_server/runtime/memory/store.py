@@ -16,7 +16,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,12 +40,9 @@ from invincat_server.runtime.memory.models import (
     Entry,
     Scope,
     StoreDoc,
-    id_seq,
 )
 from invincat_server.runtime.memory.paths import StoreFiles
 from invincat_server.runtime.policy import file_lock
-
-_SEQ_IN_TEXT = re.compile(rb"mem_[up]_(\d{6,})")
 
 
 def sha256_hex(data: bytes) -> str:
@@ -58,7 +54,6 @@ class StoreState:
     """A parsed store. Entries are frozen models, so copies share them safely."""
 
     scope: Scope
-    next_seq: int = 1
     entries: dict[str, Entry] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     """Unknown top-level keys, written back unchanged."""
@@ -66,9 +61,7 @@ class StoreState:
     """sha256 of the bytes this state was read from or written as; None: no file."""
 
     def copy(self) -> StoreState:
-        return StoreState(
-            self.scope, self.next_seq, dict(self.entries), dict(self.extra), self.hash
-        )
+        return StoreState(self.scope, dict(self.entries), dict(self.extra), self.hash)
 
     def count(self, status: str) -> int:
         return sum(1 for e in self.entries.values() if e.status == status)
@@ -92,11 +85,9 @@ def _schema_problem(exc: ValidationError) -> str:
 
 
 def _state_from(doc: StoreDoc, data: bytes) -> StoreState:
+    # In file order: a read shows the store as it is; a write puts it in id order.
     entries = {entry.id: entry for entry in doc.items}
-    highest = max((id_seq(i) or 0 for i in entries), default=0)
-    # A hand edit may leave next_seq behind the ids in use; raising it never loses data.
-    next_seq = max(doc.next_seq, highest + 1)
-    return StoreState(doc.scope, next_seq, entries, dict(doc.model_extra or {}), sha256_hex(data))
+    return StoreState(doc.scope, entries, dict(doc.model_extra or {}), sha256_hex(data))
 
 
 def load_json(data: bytes) -> Any:
@@ -181,11 +172,6 @@ def duplicate_id_in(data: bytes) -> str | None:
     return None
 
 
-def highest_seq_in(data: bytes) -> int:
-    """The largest id number mentioned anywhere in (possibly corrupt) bytes."""
-    return max((int(m.group(1)) for m in _SEQ_IN_TEXT.finditer(data)), default=0)
-
-
 LineCache = dict[int, tuple[Entry, bytes]]
 
 
@@ -210,8 +196,9 @@ def dump_state(state: StoreState, cache: LineCache | None = None) -> bytes:
     if cache is not None:
         cache.clear()
         cache.update(fresh)
-    head = {"version": STORE_VERSION, "scope": state.scope, "next_seq": state.next_seq}
-    head.update({k: v for k, v in state.extra.items() if k not in ("items", *head)})
+    head: dict[str, object] = {"version": STORE_VERSION, "scope": state.scope}
+    # `next_seq` (version 1's id counter) is dropped: new ids do not come from a counter.
+    head.update({k: v for k, v in state.extra.items() if k not in ("items", "next_seq", *head)})
     parts = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},\n" for k, v in head.items()]
     items = b'  "items": [\n' + b",\n".join(lines) + b"\n  ]" if lines else b'  "items": []'
     return ("{\n" + "".join(parts)).encode("utf-8") + items + b"\n}\n"
@@ -292,8 +279,7 @@ class Store:
                 raise store_conflict(self.files.store, self.files.scope, line) from exc
             dupe = duplicate_id_in(data)
             if dupe is not None:
-                free = highest_seq_in(data) + 1
-                raise duplicate_id(self.files.store, self.files.scope, dupe, free) from exc
+                raise duplicate_id(self.files.store, self.files.scope, dupe) from exc
             raise
         self._cache = state.copy()
         return state

@@ -81,7 +81,6 @@ class StoreWriter:
             after=outcome.after,
             hash_before=hash_before,
             hash_after=hash_after,
-            next_seq=outcome.state.next_seq,
             reverts=reverts,
             follows=follows,
         )
