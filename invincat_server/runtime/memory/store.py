@@ -35,6 +35,7 @@ from invincat_server.runtime.memory.errors import (
     StoreUnavailableError,
     unsafe_store,
 )
+from invincat_server.runtime.memory.ids import sort_key
 from invincat_server.runtime.memory.models import (
     STORE_VERSION,
     Entry,
@@ -175,24 +176,50 @@ def duplicate_id_in(data: bytes) -> str | None:
 LineCache = dict[int, tuple[Entry, bytes]]
 
 
-def dump_state(state: StoreState, cache: LineCache | None = None) -> bytes:
-    """Serialise a store: one entry per line, so a change diffs as one line.
+def in_store_order(entries: dict[str, Entry]) -> dict[str, Entry]:
+    """`entries` in the order a store file keeps them: by id (ids.sort_key), numbered ids
+    first, then the others by time. Two clones holding the same entries write the same
+    bytes, and a new entry goes after the older ones instead of wherever it was added."""
+    return {entry_id: entries[entry_id] for entry_id in sorted(entries, key=sort_key)}
 
-    Entries are frozen, so the encoded line of an unchanged entry object can be reused
+
+def dump_state(state: StoreState, cache: LineCache | None = None) -> bytes:
+    """Serialise a store in its one layout (docs/memory.md, "Layout"):
+
+    ```
+    {
+      "version": 2,
+      "scope": "project",
+      "items": [
+        {"id":"mem_p_000001",...}
+      , {"id":"mem_p_01kbx...",...}
+      ]
+    }
+    ```
+
+    Known keys first, then unknown top-level keys as they came, then `items`, in id
+    order, one entry per line (its JSON compact, fields in the model's order, unknown
+    fields after them), and a final newline. The comma goes first on a line, so adding an
+    entry at the end (where new ids sort) or anywhere else adds a line and changes none:
+    `git diff` shows an addition as one added line, a change to one entry merges with an
+    addition on another branch unless they are neighbours, and keeping both sides of two
+    additions is deleting git's marker lines.
+
+    Entries are frozen, so the encoded JSON of an unchanged entry object can be reused
     from `cache` (keyed by object identity, checked with `is`); the cache is refilled
     with exactly the current entries.
     """
     old = cache if cache is not None else {}
     fresh: LineCache = {}
-    lines = []
-    for entry in state.entries.values():
+    encoded = []
+    for entry in in_store_order(state.entries).values():
         hit = old.get(id(entry))
         if hit is not None and hit[0] is entry:
-            line = hit[1]
+            data = hit[1]
         else:
-            line = b"    " + entry.model_dump_json().encode("utf-8")
-        fresh[id(entry)] = (entry, line)
-        lines.append(line)
+            data = entry.model_dump_json().encode("utf-8")
+        fresh[id(entry)] = (entry, data)
+        encoded.append(data)
     if cache is not None:
         cache.clear()
         cache.update(fresh)
@@ -200,7 +227,10 @@ def dump_state(state: StoreState, cache: LineCache | None = None) -> bytes:
     # `next_seq` (version 1's id counter) is dropped: new ids do not come from a counter.
     head.update({k: v for k, v in state.extra.items() if k not in ("items", "next_seq", *head)})
     parts = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},\n" for k, v in head.items()]
-    items = b'  "items": [\n' + b",\n".join(lines) + b"\n  ]" if lines else b'  "items": []'
+    if encoded:
+        items = b'  "items": [\n    ' + b"\n  , ".join(encoded) + b"\n  ]"
+    else:
+        items = b'  "items": []'
     return ("{\n" + "".join(parts)).encode("utf-8") + items + b"\n}\n"
 
 
@@ -296,6 +326,7 @@ class Store:
                 "Check permissions and free space; the store is unchanged."
             ) from exc
         state.hash = sha256_hex(data)
+        state.entries = in_store_order(state.entries)  # as a fresh read of the file lists them
         self._cache = state.copy()
         return state.hash
 
