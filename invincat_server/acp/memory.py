@@ -60,6 +60,7 @@ class ApplyParams(_Params):
 class LogParams(_Params):
     scope: Scope | None = None
     limit: int = Field(default=50, ge=1)
+    author: str | None = Field(default=None, min_length=1, max_length=400)
 
 
 class RevertParams(_Params):
@@ -111,7 +112,7 @@ def _dispatch(
         return views.show_view(p.id, how_to_list=how), []
     if method == "invincat/memory/log":
         p = _parse(LogParams, method, params)
-        return {"records": views.log_view(p.scope, p.limit)}, []
+        return {"records": views.log_view(p.scope, p.limit, p.author)}, []
     if method == "invincat/memory/apply":
         p = _parse(ApplyParams, method, params)
         report = views.apply(p.scope, p.operations, actor=ACTOR)

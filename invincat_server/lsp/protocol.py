@@ -134,6 +134,10 @@ answer / reject. The Session refuses a mismatch with a reason."""
 # --------------------------------------------------------------------------- params
 
 
+MAX_AUTHOR_FILTER = 400
+"""The longest `author` filter of `invincat/memory/log` (a name and an e-mail fit)."""
+
+
 def _json(key: str, kinds: tuple[type, ...], choices: tuple[str, ...] | None = None) -> Any:
     """attrs field metadata: the JSON key, the accepted JSON types, the allowed values."""
     return {"key": key, "kinds": kinds, "choices": choices}
@@ -300,11 +304,18 @@ class MemoryLogParams:
 
     scope: str | None = attrs.field(default=None, metadata=_json("scope", (str,), MEMORY_SCOPES))
     limit: int = attrs.field(default=MEMORY_LOG_DEFAULT_LIMIT, metadata=_json("limit", (int,)))
+    author: str | None = attrs.field(default=None, metadata=_json("author", (str,)))
+    """Only batches of this author: a case-insensitive part of `Name <email>`."""
 
     folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
     """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
     def check(self, method: str) -> None:
+        if self.author is not None and not 1 <= len(self.author) <= MAX_AUTHOR_FILTER:
+            raise ParamsError(
+                f"Invalid params for {method}: `author` must be 1-{MAX_AUTHOR_FILTER} "
+                "characters (a part of a name or e-mail)."
+            )
         if self.limit < 1:
             raise ParamsError(
                 f"Invalid params for {method}: `limit` must be at least 1, got {self.limit}."

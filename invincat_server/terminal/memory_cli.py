@@ -41,7 +41,7 @@ class MemoryViews(Protocol):
     def show_view(self, entry_id: str) -> dict[str, Any] | None: ...
 
     def log_view(
-        self, scope: str | None = None, limit: int | None = None
+        self, scope: str | None = None, limit: int | None = None, author: str | None = None
     ) -> list[dict[str, Any]]: ...
 
 
@@ -83,6 +83,11 @@ def add_memory_parser(subparsers: Any) -> None:
     log = sub.add_parser("log", parents=[common], help="the journal, newest first")
     log.add_argument("--scope", choices=("user", "project"))
     log.add_argument("--limit", type=int, metavar="N", help="only the N newest batches")
+    log.add_argument(
+        "--author",
+        metavar="NAME",
+        help="only batches by NAME or changing entries NAME proposed (part of name or e-mail)",
+    )
     log.add_argument("--json", action="store_true", help="machine-readable output")
 
     verify = sub.add_parser(
@@ -191,10 +196,12 @@ class _ServiceViews:
 
         return show_view(self._service, entry_id)
 
-    def log_view(self, scope: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    def log_view(
+        self, scope: str | None = None, limit: int | None = None, author: str | None = None
+    ) -> list[dict[str, Any]]:
         from invincat_server.runtime.memory.views import log_view
 
-        return log_view(self._service, scope, limit)
+        return log_view(self._service, scope, limit, author)
 
 
 # -- output helpers -------------------------------------------------------------
@@ -273,18 +280,31 @@ def _print_entries(view: dict[str, Any], args: argparse.Namespace) -> None:
         return
     width = shutil.get_terminal_size((120, 24)).columns
     ids = _id_width(e["id"] for e in entries)
+    names = {e["id"]: _author_name(e) for e in entries}
+    # A BY column only when an entry has an author: stores from before attribution print
+    # as they did.
+    by = min(16, max(2, *(len(n) for n in names.values()))) if any(names.values()) else 0
+    by_head = f"{'BY':<{by}} " if by else ""
     header = (
-        f"{'ID':<{ids}} {'SCOPE':<8} {'TIER':<5} {'SCORE':>5} {'STATUS':<9} {'SECTION':<18} CONTENT"
+        f"{'ID':<{ids}} {'SCOPE':<8} {'TIER':<5} {'SCORE':>5} {'STATUS':<9} {by_head}"
+        f"{'SECTION':<18} CONTENT"
     )
     print(header)
     for e in entries:
         status = e["status"] + ("*" if e["invalid"] else "") + ("!" if e["stale"] else "")
+        by_cell = f"{_clip(names[e['id']], by):<{by}} " if by else ""
         line = (
             f"{e['id']:<{ids}} {e['scope']:<8} {e['tier']:<5} {e['score']:>5} {status:<9} "
-            f"{_clip(e['section'], 18):<18} "
+            f"{by_cell}{_clip(e['section'], 18):<18} "
         )
         print(line + _clip(e["content"], max(20, width - len(line))))
     _print_invalid(invalid)
+
+
+def _author_name(entry: dict[str, Any]) -> str:
+    author = entry["source"].get("author")
+    name = author.get("name") if isinstance(author, dict) else None
+    return _printable(name) if isinstance(name, str) else ""
 
 
 def _id_width(ids: Iterable[str]) -> int:
@@ -353,6 +373,10 @@ def _print_entry(entry: dict[str, Any]) -> None:
     ]
     if entry["archived_at"]:
         rows.append(("archived", entry["archived_at"]))
+    if by := _by(source.get("author")):
+        rows.append(("author", by.removeprefix("by ")))
+    if source.get("branch"):
+        rows.append(("branch", _printable(source["branch"])))
     if source["thread_id"]:
         rows.append(("thread", source["thread_id"]))
     for ev in source["evidence"]:
@@ -427,12 +451,12 @@ def _report_result(report: BatchReport, as_json: bool) -> int:
 
 
 def _log(views: MemoryViews, args: argparse.Namespace) -> int:
-    records = views.log_view(args.scope, args.limit)
+    records = views.log_view(args.scope, args.limit, args.author)
     if args.json:
         _print_json(records)
         return EXIT_OK
     if not records:
-        print("The memory journal is empty.")
+        print(f"No batches by {args.author!r}." if args.author else "The memory journal is empty.")
         return EXIT_OK
     print(f"{'TIME':<19}  {'BATCH':<26}  {'SCOPE':<7}  {'ACTOR':<13} RESULT")
     for r in records:
@@ -452,7 +476,17 @@ def _outcome(record: dict[str, Any]) -> str:
         text += f" (reverts {record['reverts']})"
     if record["dropped"]:
         text += f"; {len(record['dropped'])} dropped"
+    if by := _by(record.get("author")):
+        text += f" {by}"
     return text
+
+
+def _by(author: object) -> str:
+    """`by NAME` for a stored author (attribution is self-asserted: shown, not trusted)."""
+    from invincat_server.runtime.memory.attribution import author_text
+
+    text = author_text(author)
+    return f"by {_printable(text)}" if text else ""
 
 
 def _verify(service: MemoryService, args: argparse.Namespace) -> int:

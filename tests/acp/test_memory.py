@@ -47,6 +47,17 @@ async def test_list_apply_show_log_revert_and_change_notices(agent: Agent, works
     assert listed["items"][0]["stale"] is False and shown["entry"]["stale"] is False
     log = await conn.ext_method("invincat/memory/log", {"sessionId": sid, "limit": 5})
     assert log["records"][0]["batch_id"] == created["batch_id"]
+    # Attribution (issue 25): the entry and the batch say who; `author` filters the log.
+    author = listed["items"][0]["source"]["author"]
+    assert author is not None and log["records"][0]["author"] == author
+    mine = await conn.ext_method(
+        "invincat/memory/log", {"sessionId": sid, "author": author["name"].upper()}
+    )
+    assert [r["batch_id"] for r in mine["records"]] == [created["batch_id"]]
+    nobody = await conn.ext_method(
+        "invincat/memory/log", {"sessionId": sid, "author": "nobody-by-this-name"}
+    )
+    assert nobody["records"] == []
 
     reverted = await conn.ext_method(
         "invincat/memory/revert", {"sessionId": sid, "batchId": created["batch_id"]}
@@ -64,6 +75,8 @@ async def test_bad_memory_params_are_clear_errors(agent: Agent) -> None:
         ("invincat/memory/list", {"sessionId": sid, "scope": "galaxy"}, -32602),
         ("invincat/memory/show", {"sessionId": sid, "id": "mem_p_999999"}, -32015),
         ("invincat/memory/list", {}, -32602),
+        ("invincat/memory/log", {"sessionId": sid, "author": ""}, -32602),
+        ("invincat/memory/log", {"sessionId": sid, "author": 7}, -32602),
         ("invincat/memory/nope", {"sessionId": sid}, -32601),
     ]:
         try:

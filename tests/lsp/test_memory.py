@@ -244,3 +244,33 @@ async def test_verify_reports_stale_citations_and_list_carries_the_flag(
     assert item["stale"] is True
     assert item["citations"][0]["path"] == "deploy.sh"
     assert item["citations"][0]["start_line"] == 2
+
+
+async def test_entries_carry_their_attribution_and_log_filters_by_author(
+    invincat_env: dict[str, str], workspace: Path, editor: str
+) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(workspace), *args], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "feature/api")
+    git("config", "user.name", "Ada Lovelace")
+    git("config", "user.email", "ada@example.com")
+    client = await start_client(invincat_env, workspace, editor)
+    try:
+        created = await client.request(
+            "invincat/memory/apply", {"scope": "project", "operations": [create_op("Use uv")]}
+        )
+        [item] = (await client.request("invincat/memory/list", {}))["items"]
+        assert item["id"] == created["applied"][0]["id"]
+        assert item["source"]["author"] == {"name": "Ada Lovelace", "email": "ada@example.com"}
+        assert item["source"]["branch"] == "feature/api"
+        shown = await client.request("invincat/memory/show", {"id": item["id"]})
+        assert shown["history"][0]["author"]["name"] == "Ada Lovelace"
+        ada = await client.request("invincat/memory/log", {"author": "LOVELACE"})
+        assert [r["batch_id"] for r in ada["records"]] == [created["batch_id"]]
+        assert (await client.request("invincat/memory/log", {"author": "bob"}))["records"] == []
+        for bad in ("", 5, "x" * 401):
+            error = await _error(client, "invincat/memory/log", {"author": bad})
+            assert error.code == -32602 and "author" in error.message, bad
+    finally:
+        await stop_client(client)

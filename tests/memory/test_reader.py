@@ -23,6 +23,7 @@ from invincat_server.runtime.memory.models import (
     MAX_SECTION,
     READABLE_VERSIONS,
     STORE_VERSION,
+    Author,
     Entry,
     Evidence,
     Source,
@@ -349,6 +350,7 @@ def test_the_readers_limits_are_the_models() -> None:
     for fields, model in (
         (reader.ENTRY_FIELDS, Entry),
         (reader.SOURCE_FIELDS, Source),
+        (reader.AUTHOR_FIELDS, Author),
         (reader.EVIDENCE_FIELDS, Evidence),
         (reader.CITATION_FIELDS, Citation),
         (reader.RECORD_FIELDS, JournalRecord),

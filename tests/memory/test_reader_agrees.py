@@ -142,6 +142,11 @@ def _entry(rng: random.Random, scope: str, seq: int) -> dict[str, Any]:
             "actor": "memory_agent",
             "evidence": [{"tool": "read_file", "path": "a.py", "sha256": None}],
         }
+        if rng.random() < 0.6:  # attribution (issue 25), also partial or null
+            item["source"]["author"] = rng.choice(
+                [{"name": "Ada", "email": "ada@example.com"}, {"name": "Bob"}, None]
+            )
+            item["source"]["branch"] = rng.choice(["main", "feature/x", None])
     if rng.random() < 0.3:
         item["citations"] = [_citation(rng) for _ in range(rng.randint(1, 3))]
     if rng.random() < 0.2:

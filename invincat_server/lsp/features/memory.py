@@ -142,7 +142,7 @@ async def invincat_memory_log(ls: InvincatLanguageServer, params: Any) -> Memory
     request.check(MEMORY_LOG)
     host = ls.projects.for_folder(request.folder, MEMORY_LOG)
     views = await _views(ls, host)
-    records = await _call(views.log_view, request.scope, request.limit)
+    records = await _call(views.log_view, request.scope, request.limit, request.author)
     return {"records": records}
 
 

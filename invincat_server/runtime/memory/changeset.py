@@ -32,6 +32,9 @@ class BatchContext:
     time: str
     thread_id: str | None = None
     anchor: str | None = None
+    author: dict[str, Any] | None = None
+    """Who made the batch (attribution.py), recorded on its creates and its journal line."""
+    branch: str | None = None
 
 
 @dataclass

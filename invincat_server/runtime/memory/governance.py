@@ -213,6 +213,8 @@ def _create_fields(
             "anchor": ctx.anchor,
             "actor": ctx.actor,
             "evidence": [ev.model_dump(exclude_none=True) for ev in op.evidence],
+            "author": ctx.author,
+            "branch": ctx.branch,
         },
     }
 

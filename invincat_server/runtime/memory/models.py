@@ -16,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -29,6 +30,9 @@ from invincat_server.runtime.memory.ids import ID_PATTERN, id_scope, new_id  # n
 from invincat_server.runtime.memory.schema import (  # noqa: F401
     HOT_MIN,
     ID_PREFIX,
+    MAX_AUTHOR_EMAIL,
+    MAX_AUTHOR_NAME,
+    MAX_BRANCH,
     MAX_CONTENT,
     MAX_ENTRY_DEPTH,
     MAX_SCORE_REASON,
@@ -40,6 +44,7 @@ from invincat_server.runtime.memory.schema import (  # noqa: F401
     Scope,
     Tier,
     nesting_depth_exceeds,
+    plain_label,
     tier_for,
 )
 
@@ -73,6 +78,31 @@ class Evidence(BaseModel):
     sha256: str | None = Field(default=None, max_length=64)
 
 
+def _plain(value: str | None, limit: int) -> str | None:
+    if value is not None and not plain_label(value, limit):
+        raise ValueError(f"must be 1-{limit} printable characters")
+    return value
+
+
+class Author(BaseModel):
+    """Who proposed an entry (attribution.py): self-asserted, shown, never trusted."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+    email: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str | None:
+        return _plain(value, MAX_AUTHOR_NAME)
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str | None) -> str | None:
+        return _plain(value, MAX_AUTHOR_EMAIL)
+
+
 class Source(BaseModel):
     """Who or what produced the entry; `thread_id` of creation never changes."""
 
@@ -82,6 +112,27 @@ class Source(BaseModel):
     anchor: str | None = None
     actor: str | None = None
     evidence: list[Evidence] = Field(default_factory=list)
+    author: Author | None = None
+    """Who proposed it (git's user.name/user.email, else the OS user); entries made
+    before attribution have none."""
+    branch: str | None = None
+    """The git branch it was proposed on (project entries; none when detached)."""
+
+    @field_validator("branch")
+    @classmethod
+    def _branch(cls, value: str | None) -> str | None:
+        return _plain(value, MAX_BRANCH)
+
+    @model_serializer(mode="wrap")
+    def _omit_missing_attribution(
+        self, handler: SerializerFunctionWrapHandler
+    ) -> dict[str, object]:
+        # Entries without attribution are written exactly as before it existed.
+        data = handler(self)
+        for key in ("author", "branch"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class Entry(BaseModel):
@@ -126,6 +177,8 @@ class Entry(BaseModel):
             (self.source.model_extra, 2),
         ]
         places += [(c.model_extra, 3) for c in self.citations]
+        if self.source.author is not None:
+            places.append((self.source.author.model_extra, 3))
         places += [(e.model_extra, 4) for e in self.source.evidence]
         for extra, offset in places:
             for value in (extra or {}).values():

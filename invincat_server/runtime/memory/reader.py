@@ -52,6 +52,9 @@ from invincat_server.runtime.memory.ids import ID_BODY
 from invincat_server.runtime.memory.paths import StoreFiles, store_files
 from invincat_server.runtime.memory.schema import (
     ID_PREFIX,
+    MAX_AUTHOR_EMAIL,
+    MAX_AUTHOR_NAME,
+    MAX_BRANCH,
     MAX_CONTENT,
     MAX_SCORE_REASON,
     MAX_SECTION,
@@ -59,6 +62,7 @@ from invincat_server.runtime.memory.schema import (
     SCOPES,
     nesting_depth_exceeds,
     path_is_nameable,
+    plain_label,
     tier_for,
 )
 
@@ -122,6 +126,25 @@ def _choice(*options: str, optional: bool = False) -> Check:
     return check
 
 
+def _label(limit: int, *, optional: bool = False) -> Check:
+    """An attribution value (`schema.plain_label`, the models' own rule)."""
+
+    def check(value: Any) -> Any:
+        if value is None and optional:
+            return None
+        _need(type(value) is str and plain_label(value, limit))
+        return value
+
+    return check
+
+
+def _optional(check: Check) -> Check:
+    def optional(value: Any) -> Any:
+        return None if value is None else check(value)
+
+    return optional
+
+
 def _cited_path(value: Any) -> Any:
     """`Citation.path`: 1-500 characters, and a path the OS can name (no NUL byte)."""
     _need(type(value) is str and 1 <= len(value) <= 500 and path_is_nameable(value))
@@ -169,6 +192,11 @@ def _model(fields: Fields) -> Check:
     return check
 
 
+def _dict(value: Any) -> Any:
+    _need(type(value) is dict)
+    return value
+
+
 def _optional_dicts(value: Any) -> Any:
     """`dict[str, dict[str, Any] | None]` (a journal record's before/after)."""
     _need(type(value) is dict)
@@ -182,12 +210,21 @@ EVIDENCE_FIELDS: Fields = (
     ("sha256", None, _text(0, 64, optional=True)),
 )
 _EVIDENCE = _model(EVIDENCE_FIELDS)
+AUTHOR_FIELDS: Fields = (
+    ("name", _REQUIRED, _label(MAX_AUTHOR_NAME)),
+    ("email", None, _label(MAX_AUTHOR_EMAIL, optional=True)),
+)
+_AUTHOR = _model(AUTHOR_FIELDS)
 SOURCE_FIELDS: Fields = (
     ("thread_id", None, _text(optional=True)),
     ("anchor", None, _text(optional=True)),
     ("actor", None, _text(optional=True)),
     ("evidence", list, _list_of(_EVIDENCE)),
+    ("author", None, _optional(_AUTHOR)),
+    ("branch", None, _label(MAX_BRANCH, optional=True)),
 )
+_OMITTED_WHEN_NONE = ("author", "branch")
+"""Source fields its serializer leaves out when unset (entries without attribution)."""
 _SOURCE = _model(SOURCE_FIELDS)
 CITATION_FIELDS: Fields = (
     ("path", _REQUIRED, _cited_path),
@@ -251,6 +288,8 @@ RECORD_FIELDS: Fields = (
     ("next_seq", None, _integer(optional=True)),
     ("reverts", None, _text(optional=True)),
     ("follows", None, _text(optional=True)),
+    ("author", None, _optional(_dict)),
+    ("branch", None, _text(optional=True)),
 )
 _RECORD = _model(RECORD_FIELDS)
 
@@ -292,6 +331,10 @@ def entry(raw: Any, scope: str) -> dict[str, Any]:
     _need(tier_for(data["score"]) == data["tier"])
     if not data["citations"]:
         del data["citations"]  # as Entry's serializer: an uncited entry has no key
+    source = data["source"]
+    for key in _OMITTED_WHEN_NONE:  # as Source's serializer
+        if source[key] is None:
+            del source[key]
     return data
 
 
@@ -423,14 +466,20 @@ class MemoryReader:
             return None
         return {"entry": self._shown(found) if found is not None else None, "history": history}
 
-    def log_view(self, scope: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        """`views.log_view`: journal records, newest first."""
+    def log_view(
+        self, scope: str | None = None, limit: int | None = None, author: str | None = None
+    ) -> list[dict[str, Any]]:
+        """`views.log_view`: journal records, newest first (of `author`, when given)."""
         records = [
             r
             for s in _scopes(scope)
             for r in read_journal(self.files[s].journal, self.files[s].root)
         ]
         records.sort(key=lambda r: r["time"], reverse=True)
+        if author is not None:
+            from invincat_server.runtime.memory.attribution import record_matches
+
+            records = [r for r in records if record_matches(r, author)]
         return records if limit is None else records[:limit]
 
     def check_conflicts(self, scope: str | None = None) -> None:

@@ -106,6 +106,11 @@ class JournalRecord(BaseModel):
     reverts: str | None = None
     follows: str | None = None
     """For a cleanup batch: the batch whose invalid markers it acted on."""
+    author: dict[str, Any] | None = None
+    """Who made the batch (`{"name", "email"}`, attribution.py) when a person or their
+    session did: not for the runtime's own batches (cleanup, external, recovery)."""
+    branch: str | None = None
+    """The git branch it was made on, when known."""
 
     def touches(self, entry_id: str) -> bool:
         return (

@@ -58,3 +58,13 @@ def path_is_nameable(path: str) -> bool:
     """A cited path the OS can name: no NUL byte (every path call refuses one with
     ValueError, which no caller expects of a stored string)."""
     return "\x00" not in path
+
+
+MAX_AUTHOR_NAME, MAX_AUTHOR_EMAIL, MAX_BRANCH = 100, 254, 200
+"""Bounds of the attribution an entry records (`source.author`, `source.branch`)."""
+
+
+def plain_label(value: object, limit: int) -> bool:
+    """A stored name, e-mail or branch: 1..`limit` printable characters (no NUL, no
+    control or escape characters: front ends print them on terminals)."""
+    return isinstance(value, str) and 1 <= len(value) <= limit and value.isprintable()

@@ -13,6 +13,7 @@ from typing import Any
 
 from invincat_server.runtime.memory import journal
 from invincat_server.runtime.memory import store as store_mod
+from invincat_server.runtime.memory.attribution import Attributor
 from invincat_server.runtime.memory.changeset import (
     BatchContext,
     Changeset,
@@ -100,6 +101,8 @@ class MemoryService:
         self.citations = CitationResolver(self.project_root, self.guard.is_protected)
         self.staleness = StalenessChecker(self.project_root, self.citations.refusal)
         self._watch = TamperWatch(self)
+        self.attributor = Attributor(self.project_root)
+        """Who this process's batches are by (self-asserted: shown, never trusted)."""
 
     # -- paths and reading ------------------------------------------------------
 
@@ -412,9 +415,20 @@ class MemoryService:
         reverts: str | None = None,
     ) -> BatchReport:
         store = self.writer.stores[scope]
+        # Before the lock: it may run `git config` once (attribution.py).
+        who = self.attributor.current(with_branch=scope == "project")
         with store.locked():
             state, _ = self._load_locked(scope)
-            ctx = BatchContext(new_batch_id(), scope, actor, now_iso(), thread_id, anchor)
+            ctx = BatchContext(
+                new_batch_id(),
+                scope,
+                actor,
+                now_iso(),
+                thread_id,
+                anchor,
+                author=who.author(),
+                branch=who.branch,
+            )
             outcome = build(state, ctx)
             write = outcome.changed and not outcome.rejected
             if not write:

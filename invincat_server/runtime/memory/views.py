@@ -71,10 +71,20 @@ def show_view(service: MemoryService, entry_id: str) -> dict[str, Any] | None:
 
 
 def log_view(
-    service: MemoryService, scope: str | None = None, limit: int | None = None
+    service: MemoryService,
+    scope: str | None = None,
+    limit: int | None = None,
+    author: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Journal records, newest first, as JSON objects."""
-    return [record.model_dump(mode="json") for record in service.log(scope, limit)]
+    """Journal records, newest first, as JSON objects; with `author`, only the batches
+    that author made or that changed an entry they proposed (attribution.record_matches)."""
+    if author is None:
+        return [record.model_dump(mode="json") for record in service.log(scope, limit)]
+    from invincat_server.runtime.memory.attribution import record_matches
+
+    found = [record.model_dump(mode="json") for record in service.log(scope)]
+    found = [record for record in found if record_matches(record, author)]
+    return found if limit is None else found[:limit]
 
 
 def verify_view(

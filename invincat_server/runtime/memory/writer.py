@@ -83,6 +83,8 @@ class StoreWriter:
             hash_after=hash_after,
             reverts=reverts,
             follows=follows,
+            author=ctx.author,
+            branch=ctx.branch,
         )
         journal.append(store.files.journal, record, root=store.files.root)
         self._journaled[scope] = outcome.state

@@ -144,12 +144,16 @@ class MemoryViews:
             )
         return dict(view)
 
-    def log_view(self, scope: str | None, limit: int | None) -> list[dict[str, Any]]:
-        records = self._quick("log_view", scope, limit)
+    def log_view(
+        self, scope: str | None, limit: int | None, author: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Journal records, newest first; with `author`, those of that author (a
+        case-insensitive part of `Name <email>`: runtime/memory/attribution.py)."""
+        records = self._quick("log_view", scope, limit, author)
         if records is _FULL:
             from invincat_server.runtime.memory import views
 
-            records = memory_call(views.log_view, self._service(), scope, limit)
+            records = memory_call(views.log_view, self._service(), scope, limit, author)
         return list(records)
 
     def apply(self, scope: str, operations: list[dict[str, Any]], *, actor: str) -> BatchReport:
