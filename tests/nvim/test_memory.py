@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.deadlines import DEADLINE
 from tests.nvim.harness import INVINCAT, RunNvim
@@ -30,6 +31,19 @@ def _create_entry(env: dict[str, str], workspace: Path) -> str:
     )
     [applied] = json.loads(done.stdout)["applied"]
     return str(applied["id"])
+
+
+def _stored_source(env: dict[str, str], workspace: Path, entry_id: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [str(INVINCAT), "memory", "show", entry_id, "--json"],
+        env=env,
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        check=True,
+    )
+    return dict(json.loads(done.stdout)["entry"]["source"])
 
 
 def test_the_sidebar_lists_archives_and_follows_changes_made_elsewhere(
@@ -68,6 +82,9 @@ def test_the_sidebar_lists_archives_and_follows_changes_made_elsewhere(
     shown = result["shown"]
     assert shown[0].startswith(f"{entry_id}  project  active  score 50 (warm)")
     assert shown[1] == f"[Testing] {CONTENT}"
+    # Who proposed it (git's user.name, else the OS user), as the store records it.
+    source = _stored_source(invincat_env, workspace, entry_id)
+    assert shown[2].startswith(f"by {source['author']['name']}")
     history = "\n".join(shown[shown.index("History:") :])
     assert "cli  create" in history and "user  archive" in history and "restore" in history
 

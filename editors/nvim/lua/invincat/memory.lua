@@ -23,6 +23,20 @@ local ns = vim.api.nvim_create_namespace("invincat.memory")
 ---@field citations? {path: string, start_line: integer, end_line: integer}[]
 ---@field stale? boolean
 ---@field verification? {note?: string, citations?: {state: string, current?: table, change?: string}[]}
+---@field source? {author?: {name: string, email?: string}, branch?: string}
+
+--- Who proposed the entry (`source.author`, self-asserted: shown, never trusted), or nil.
+--- JSON null arrives as vim.NIL, so every field is checked for its type.
+---@param entry invincat.MemoryEntry
+---@return string? name, string? email, string? branch
+local function attribution(entry)
+  local source = type(entry.source) == "table" and entry.source or {}
+  local author = type(source.author) == "table" and source.author or {}
+  local name = type(author.name) == "string" and author.name or nil
+  local email = type(author.email) == "string" and author.email or nil
+  local branch = type(source.branch) == "string" and source.branch or nil
+  return name, email, branch
+end
 
 ---@class invincat.InstructionFile
 ---@field source string AGENTS.md, CLAUDE.md, .github/copilot-instructions.md, GEMINI.md
@@ -220,7 +234,11 @@ local function render()
                   entry.stale and "  ⚠ may be stale" or ""
                 ),
                 { kind = "entry", scope = scope, tier = tier, entry = entry },
-                ("%s · %s"):format(entry.id, entry.score or "?")
+                ("%s · %s%s"):format(
+                  entry.id,
+                  entry.score or "?",
+                  attribution(entry) and (" · by " .. attribution(entry)) or ""
+                )
               )
               for index in ipairs(entry.citations or {}) do
                 local target = citation_target(entry, index)
@@ -375,6 +393,13 @@ local function show_entry(entry)
     ("%s  %s  %s  score %s (%s)"):format(entry.id, entry.scope, entry.status, entry.score, entry.tier),
     "[" .. (entry.section or "") .. "] " .. (entry.content or ""),
   }
+  local name, email, branch = attribution(entry)
+  if name then
+    table.insert(
+      lines,
+      "by " .. name .. (email and (" <" .. email .. ">") or "") .. (branch and (" on " .. branch) or "")
+    )
+  end
   if entry.stale then
     table.insert(lines, "⚠ " .. ((entry.verification or {}).note or "may be stale: its cited evidence changed"))
   end

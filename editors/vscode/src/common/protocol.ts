@@ -197,6 +197,16 @@ export interface MemoryEntry {
   /** The cited evidence changed or is gone (`invincat/memory/list` and `show`). */
   stale?: boolean;
   verification?: MemoryVerification;
+  /** Who proposed it and where (issue 25): self-asserted, shown as "by NAME", never trusted. */
+  source?: MemorySource;
+}
+
+export interface MemorySource {
+  thread_id?: string | null;
+  actor?: string | null;
+  /** Absent on entries made before attribution existed. */
+  author?: { name: string; email?: string | null } | null;
+  branch?: string | null;
 }
 
 export interface MemoryCitation {

@@ -218,10 +218,19 @@ export function entryLabel(entry: MemoryEntry): string {
   return `${entry.section}: ${entry.content}`;
 }
 
-/** The grey text after the label: tier and score, and the stale badge. */
+/** Who proposed the entry (`source.author.name`), when it says; the store travels through
+ * git, so anything else in its place is ignored. */
+export function entryAuthor(entry: MemoryEntry): string | undefined {
+  const name = entry.source?.author?.name;
+  return typeof name === "string" && name !== "" ? name : undefined;
+}
+
+/** The grey text after the label: tier and score, the stale badge, and "by NAME". */
 export function entryDescription(entry: MemoryEntry): string {
   const base = `${entry.status === "archived" ? "archived" : entry.tier} · ${entry.score}`;
-  return entry.stale ? `${base} · may be stale` : base;
+  const badged = entry.stale ? `${base} · may be stale` : base;
+  const author = entryAuthor(entry);
+  return author ? `${badged} · by ${author}` : badged;
 }
 
 /** Text shown literally in a markdown tooltip (memory content is not markdown). */
@@ -291,6 +300,13 @@ export function entryTooltip(entry: MemoryEntry): string {
   }
   if (entry.stale) {
     lines.push("", `⚠ ${entry.verification?.note ?? "may be stale: its cited evidence changed"}`);
+  }
+  const author = entryAuthor(entry);
+  if (author) {
+    const email = entry.source?.author?.email;
+    const branch = entry.source?.branch;
+    const who = `${author}${typeof email === "string" && email ? ` <${email}>` : ""}`;
+    lines.push(`by ${markdownText(who)}${typeof branch === "string" && branch ? ` on ${markdownText(branch)}` : ""}`);
   }
   lines.push(`\`${entry.id}\`${entry.updated_at ? ` · updated ${entry.updated_at}` : ""}`);
   return lines.join("\n");

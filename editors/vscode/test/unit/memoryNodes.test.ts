@@ -132,6 +132,22 @@ test("a citation leaving the project is not opened", () => {
   assert.equal(citationOpensInProject(at("C:\\Users\\me\\x")), false);
 });
 
+test("an entry that records who proposed it says so: by NAME, the e-mail and branch in the tooltip", () => {
+  const e = entry("mem_p_01kbx3v6e9q2w5r7t0y4k1m8nz", {
+    source: { actor: "cli", author: { name: "Ada Lovelace", email: "ada@example.com" }, branch: "feature/api" },
+  });
+  assert.equal(entryDescription(e), "hot · 85 · by Ada Lovelace");
+  assert.ok(entryTooltip(e).split("\n").includes("by Ada Lovelace \\<ada@example\\.com\\> on feature/api"), entryTooltip(e));
+  assert.equal(entryDescription({ ...e, stale: true }), "hot · 85 · may be stale · by Ada Lovelace");
+  const noEmail = entry("mem_p_000001", { source: { author: { name: "os-user", email: null } } });
+  assert.equal(entryDescription(noEmail), "hot · 85 · by os-user");
+  assert.doesNotMatch(entryTooltip(noEmail), /</);
+  // An older entry, or one whose author is not what the protocol says: no "by".
+  const odd = entry("mem_p_000002", { source: { author: { name: 5 } } } as unknown as Partial<MemoryEntry>);
+  assert.equal(entryDescription(odd), "hot · 85");
+  assert.equal(entryDescription(entry("mem_p_000003", { source: { author: null } })), "hot · 85");
+});
+
 test("long entries: the full text is in the tooltip (literally), tier and score in the description", () => {
   const content = "Always run ./scripts/test -k memory before pushing a change to the governance module *and* the docs";
   const e = entry("mem_p_000001", { content, tier: "warm", score: 62 });
