@@ -24,6 +24,15 @@ class NotOpenAIResponseError(RuntimeError):
     message says what came back (status, content type, the body's start, redacted)."""
 
 
+class StreamIdleError(RuntimeError):
+    """The model server started answering, then sent no chunk for `request_timeout`
+    seconds (a local server still reading a long prompt, a stalled generation)."""
+
+    def __init__(self, what: str, seconds: float) -> None:
+        super().__init__(what)
+        self.seconds = seconds
+
+
 class UnknownThreadError(SessionError):
     pass
 
@@ -32,6 +41,7 @@ class ThreadBusyError(SessionError):
     pass
 
 
+_TIMEOUT_SETTING = "INVINCAT_REQUEST_TIMEOUT (request_timeout in config.toml)"
 _BROKEN_STREAM = frozenset({"RemoteProtocolError", "ReadError", "IncompleteRead"})
 
 
@@ -76,17 +86,30 @@ def _foreign_error_body(exc: BaseException, settings: Settings) -> str:
     return describe_response(response.status_code, content_type, body[:4096], secrets)
 
 
-def describe_error(exc: BaseException, settings: Settings) -> str:
-    """Map model/transport errors to a clear message."""
-    import openai
-
-    where = settings.base_url or "the default OpenAI endpoint"
+def _describe_answer_error(exc: BaseException, where: str) -> str | None:
+    """Invincat's own verdicts on an answer (raised by StrictChatOpenAI), else None."""
     if isinstance(exc, ModelOutputError):
         return str(exc)
     if isinstance(exc, NotOpenAIResponseError):
         return _not_openai(where, str(exc))
     if isinstance(exc, IncompleteResponseError):
         return f"The connection to the model server at {where} broke mid-response: {exc}"
+    if isinstance(exc, StreamIdleError):
+        return (
+            f"The model server at {where} sent nothing for {exc.seconds:g}s "
+            f"while answering ({exc}); raise {_TIMEOUT_SETTING} for slow or local models."
+        )
+    return None
+
+
+def describe_error(exc: BaseException, settings: Settings) -> str:
+    """Map model/transport errors to a clear message."""
+    import openai
+
+    where = settings.base_url or "the default OpenAI endpoint"
+    verdict = _describe_answer_error(exc, where)
+    if verdict is not None:
+        return verdict
     if isinstance(exc, openai.RateLimitError):
         return (
             f"The model server at {where} is rate-limiting requests (HTTP 429) and still was "
@@ -101,7 +124,7 @@ def describe_error(exc: BaseException, settings: Settings) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return (
             f"The model server at {where} did not answer within {settings.request_timeout:g}s "
-            "(raise INVINCAT_REQUEST_TIMEOUT for slow models)."
+            f"(raise {_TIMEOUT_SETTING} for slow or local models)."
         )
     if isinstance(exc, openai.APIConnectionError):
         root = _root_cause(exc)

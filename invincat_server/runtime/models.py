@@ -16,6 +16,7 @@ from invincat_server.runtime.errors import (
     IncompleteResponseError,
     ModelOutputError,
     NotOpenAIResponseError,
+    StreamIdleError,
 )
 from invincat_server.runtime.model_responses import (
     ResponseProbe,
@@ -150,6 +151,11 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
                 # The SDK parses each stream event as JSON; a line that is not JSON fails
                 # there, far from any mention of the server.
                 raise checker.not_openai(_bad_event(exc)) from None
+            except TimeoutError as exc:
+                # langchain-openai's `stream_chunk_timeout` (set from request_timeout):
+                # no chunk within it. The SDK's own timeouts are APITimeoutError instead.
+                seconds = getattr(exc, "timeout_s", None) or self.stream_chunk_timeout or 0
+                raise StreamIdleError(_idle(checker), seconds) from exc
             except _SHAPE_ERRORS as exc:
                 # JSON of the wrong shape (`null`, `{"choices": [null]}`, a number for the
                 # text) fails in the SDK's or LangChain's parsing of the chunk.
@@ -159,6 +165,12 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
             checker.check()
 
     return StrictChatOpenAI
+
+
+def _idle(checker: _StreamChecker) -> str:
+    if checker.openai_shaped:
+        return "the answer had started, then stalled"
+    return "no chunk of the answer arrived after the server accepted the request"
 
 
 def _bad_event(exc: json.JSONDecodeError) -> str:
@@ -210,6 +222,10 @@ def build_chat_model(settings: Settings, *, model: str | None = None) -> ChatOpe
         streaming=True,
         stream_usage=True,
         timeout=settings.request_timeout,
+        # langchain-openai ends an async stream after this long without a chunk (120 s by
+        # default, whatever `timeout` says): a local server reading a long prompt sends
+        # its first chunk after minutes, so the one setting bounds both waits.
+        stream_chunk_timeout=settings.request_timeout,
         max_retries=settings.max_retries,
         # The SDK's own clients plus a hook that keeps what the server sent, so an answer
         # that is not OpenAI's can be named (model_responses.py).

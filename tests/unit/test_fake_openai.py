@@ -287,6 +287,19 @@ async def test_request_log_records_messages(fake_openai: FakeOpenAIServer) -> No
     assert fake_openai.chat_requests() == [recorded.body]
 
 
+def test_first_chunk_delay_sends_the_head_at_once_and_the_chunks_later(
+    fake_openai: FakeOpenAIServer,
+) -> None:
+    fake_openai.add_steps([{"content": "late", "first_chunk_delay": 0.5}])
+    body = {"model": "m", "messages": [], "stream": True}
+    with httpx.Client(base_url=fake_openai.base_url, timeout=60) as client:
+        with client.stream("POST", "/chat/completions", json=body) as response:
+            # The head arrived before any chunk: a local server reading a long prompt.
+            assert response.status_code == 200
+            text = "".join(response.iter_text())
+    assert '"content":"late"' in text.replace(" ", "") and "[DONE]" in text
+
+
 def test_control_endpoints(fake_openai: FakeOpenAIServer) -> None:
     root = fake_openai.base_url.removesuffix("/v1")
     with httpx.Client(base_url=root) as client:
@@ -316,6 +329,8 @@ def test_invalid_steps_are_rejected_up_front() -> None:
         {"content": "x", "match": {"modle": "m"}},
         {"tool_calls": [{"arguments": {}}]},
         {"content": "x", "times": 0},
+        {"content": "x", "first_chunk_delay": -1},
+        {"content": "x", "first_chunk_delay": "2"},
     ):
         with pytest.raises(ScenarioError):
             server.add_steps([bad])

@@ -97,7 +97,9 @@ async def send_stream(
         keep = min(step.get("cut_after_chunks", max(1, body_count // 2)), body_count)
         events = events[: 1 + keep]
 
-    await send_event_stream(writer, events, headers, step.get("chunk_delay", 0), cut)
+    await send_event_stream(
+        writer, events, headers, step.get("chunk_delay", 0), cut, step.get("first_chunk_delay", 0)
+    )
     if cut:
         # No terminating zero-size chunk and no [DONE]: the caller closes the socket.
         logger.info("fake-openai: cut the stream after %d events", len(events))

@@ -192,6 +192,13 @@ async def send_responses_stream(
         keep = min(step.get("cut_after_chunks", max(1, body_count // 2)), body_count)
         events = events[: 1 + keep]
     encoded = [_sse(event) for event in events]
-    await send_event_stream(writer, encoded, headers, step.get("chunk_delay", 0), fault == "cut")
+    await send_event_stream(
+        writer,
+        encoded,
+        headers,
+        step.get("chunk_delay", 0),
+        fault == "cut",
+        step.get("first_chunk_delay", 0),
+    )
     if fault == "cut":
         logger.info("fake-openai: cut the responses stream after %d events", len(events))

@@ -26,6 +26,7 @@ STEP_KEYS = frozenset(
         "chunk_size",
         "delay",
         "chunk_delay",
+        "first_chunk_delay",
         "fault",
         "times",
         "retry_after",
@@ -188,7 +189,7 @@ def _validate_raw(step: dict[str, Any], where: str) -> None:
 
 def _validate_numbers(step: dict[str, Any], where: str) -> None:
     """Delays, counts and usage."""
-    for key in ("delay", "chunk_delay", "retry_after"):
+    for key in ("delay", "chunk_delay", "first_chunk_delay", "retry_after"):
         if key in step and (not _is_number(step[key]) or step[key] < 0):
             raise ScenarioError(f"{where}: `{key}` must be a number >= 0")
     if "chunk_size" in step and not _is_count(step["chunk_size"], 1):

@@ -174,10 +174,12 @@ async def send_event_stream(
     headers: list[tuple[str, str]],
     chunk_delay: float,
     cut: bool,
+    first_chunk_delay: float = 0,
 ) -> None:
     """SSE `events` (already encoded) as a chunked `text/event-stream` body, `chunk_delay`
-    seconds apart. With `cut` the terminating zero-size chunk is left out: the caller
-    then drops the connection mid-body."""
+    seconds apart, the first `first_chunk_delay` seconds after the response head (what a
+    local server reading a long prompt does). With `cut` the terminating zero-size chunk
+    is left out: the caller then drops the connection mid-body."""
     writer.write(
         response_head(
             200,
@@ -190,6 +192,8 @@ async def send_event_stream(
         )
     )
     await writer.drain()
+    if first_chunk_delay:
+        await asyncio.sleep(first_chunk_delay)
     for i, event in enumerate(events):
         if i and chunk_delay:
             await asyncio.sleep(chunk_delay)
