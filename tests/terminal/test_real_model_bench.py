@@ -1,0 +1,55 @@
+"""`bench/real_model.py --server URL` runs its tasks with the real `invincat chat` and
+reports each task's outcome check, tool-call validity and turns (here against the fake
+server; the real model needs a llama.cpp build: bench/README.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "real_model.py"
+
+
+def test_the_bench_checks_outcomes_and_counts_tool_calls_and_turns(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str]
+) -> None:
+    hello = {"path": "hello.txt", "content": "Hello, world\n"}
+    fake_openai.add_steps(
+        [
+            {
+                "match": {"last_user_contains": "hello.txt", "has_tool_result": False},
+                "tool_calls": [{"name": "write_file", "arguments": hello}],
+            },
+            {"match": {"last_user_contains": "hello.txt"}, "content": "Created hello.txt."},
+            {
+                "match": {"last_user_contains": "`Invoice`"},
+                # Wrong file, and a tool call written as text: not done, 0 of 1 valid.
+                "content": 'shop/models.py {"name": "grep", "arguments": {"pattern": "x"}}',
+            },
+        ]
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH),
+            "--server",
+            fake_openai.base_url,
+            "--model",
+            "fake-model",
+            "--tasks",
+            "create_file,find_definition",
+        ],
+        env=invincat_env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE * 3,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line}
+    assert rows["create_file"][1:4] == ["yes", "1/1", "2"], done.stdout
+    assert rows["find_definition"][1:4] == ["no", "0/1", "1"], done.stdout
+    assert "done 1/2; tool calls valid 1/2 (1 written as text)" in done.stdout
