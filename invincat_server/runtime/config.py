@@ -26,6 +26,8 @@ TEXT_TOOL_CALL_MODES = ("auto", "off")
 PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod")
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_CHECKPOINTS_MAX_MB = 1024
+DEFAULT_MAX_OUTPUT_TOKENS = 4096
+MAX_OUTPUT_TOKENS_LIMIT = 1_000_000
 
 
 class ConfigError(Exception):
@@ -50,6 +52,10 @@ class Settings:
     """Seconds before one model request is abandoned (`INVINCAT_REQUEST_TIMEOUT`)."""
     max_retries: int = 2
     """Retries of a failed model request: 429 and 5xx (`INVINCAT_MAX_RETRIES`)."""
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    """Output-token cap sent with every model request, 0 for none
+    (`INVINCAT_MAX_OUTPUT_TOKENS` / config `max_output_tokens`): a small model that loops
+    stops there instead of streaming until its context is full."""
     context_window: int = DEFAULT_CONTEXT_WINDOW
     """Model context window in tokens, used for `context_usage` (`INVINCAT_CONTEXT_WINDOW`)."""
     compaction_threshold: float = 0.8
@@ -120,6 +126,18 @@ def _flag(raw: str | None, name: str, default: bool) -> bool:
     if value in ("0", "false", "no", "off"):
         return False
     raise ConfigError(f"{name} must be true or false, got {raw!r}.")
+
+
+def _max_output_tokens(raw: str | None) -> int:
+    if raw is None:
+        return DEFAULT_MAX_OUTPUT_TOKENS
+    value = _number(raw, "max_output_tokens", int)
+    if not 0 <= value <= MAX_OUTPUT_TOKENS_LIMIT:
+        raise ConfigError(
+            f"max_output_tokens must be between 0 (no cap) and {MAX_OUTPUT_TOKENS_LIMIT:,}, "
+            f"got {raw}."
+        )
+    return int(value)
 
 
 def sandbox_mode(raw: object, name: str) -> str:
@@ -201,6 +219,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         memory_model=pick("INVINCAT_MEMORY_MODEL", "memory_model"),
         request_timeout=float(_number(timeout, "request_timeout", float)) if timeout else 120.0,
         max_retries=int(_number(retries, "max_retries", int)) if retries else 2,
+        max_output_tokens=_max_output_tokens(
+            pick("INVINCAT_MAX_OUTPUT_TOKENS", "max_output_tokens")
+        ),
         context_window=int(_number(window, "context_window", int))
         if window
         else DEFAULT_CONTEXT_WINDOW,

@@ -25,6 +25,11 @@ from invincat_server.runtime.model_responses import (
     escape_controls,
     http_clients,
 )
+from invincat_server.runtime.request_params import (
+    NEW_TOKEN_PARAM,
+    name_token_limit,
+    token_limit_param,
+)
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -49,11 +54,15 @@ class _StreamChecker:
         self.finished = False
         self.probe = probe
         self.openai_shaped = False
+        self.capped = False
+        """The answer ended at the output-token cap (`finish_reason: length`)."""
         self.secrets: tuple[str, ...] = ()
 
     def add(self, chunk: Any) -> None:
-        if (chunk.generation_info or {}).get("finish_reason"):
+        reason = (chunk.generation_info or {}).get("finish_reason")
+        if reason:
             self.finished = True
+            self.capped = reason == "length"
         # langchain-openai marks every chunk made from a `choices` delta with its provider;
         # a stream event without `choices` (`{"foo": "bar"}`) becomes an unmarked empty chunk.
         message = chunk.message
@@ -87,7 +96,7 @@ class _StreamChecker:
             except json.JSONDecodeError as exc:
                 raise ModelOutputError(
                     f"The model sent malformed arguments for tool `{name}` "
-                    f"({exc.msg}): {_quoted(entry['args'])}"
+                    f"({exc.msg}): {_quoted(entry['args'])}{self._cap_note()}"
                 ) from None
             if not isinstance(args, dict):
                 raise ModelOutputError(
@@ -95,6 +104,14 @@ class _StreamChecker:
                     f"a JSON object (got {_json_kind(args)}); tool arguments must be an "
                     f"object: {_quoted(entry['args'])}"
                 )
+
+    def _cap_note(self) -> str:
+        if not self.capped:
+            return ""
+        return (
+            "; the answer reached the output-token cap (max_output_tokens, "
+            "INVINCAT_MAX_OUTPUT_TOKENS): raise it for long writes"
+        )
 
 
 def _quoted(raw: str) -> str:
@@ -118,6 +135,14 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
     class StrictChatOpenAI(ChatOpenAI):
         """ChatOpenAI that rejects streamed answers that ended early or whose tool
         arguments are not a JSON object (see `_StreamChecker`)."""
+
+        token_limit_param: str = NEW_TOKEN_PARAM
+        """The name the output-token cap is sent under (request_params.py)."""
+
+        def _get_request_payload(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            payload: dict[str, Any] = super()._get_request_payload(*args, **kwargs)
+            name_token_limit(payload, self.token_limit_param)
+            return payload
 
         def _checker(self) -> _StreamChecker:
             checker = _StreamChecker(ResponseProbe())
@@ -211,6 +236,10 @@ def check_model_settings(settings: Settings) -> None:
         )
 
 
+def _strict_fields(settings: Settings) -> dict[str, Any]:
+    return {"token_limit_param": token_limit_param(settings.base_url)}
+
+
 def build_chat_model(settings: Settings, *, model: str | None = None) -> ChatOpenAI:
     """A streaming `ChatOpenAI` for `settings` (or the given model name)."""
     check_model_settings(settings)
@@ -227,6 +256,10 @@ def build_chat_model(settings: Settings, *, model: str | None = None) -> ChatOpe
         # its first chunk after minutes, so the one setting bounds both waits.
         stream_chunk_timeout=settings.request_timeout,
         max_retries=settings.max_retries,
+        # A cap on every answer: a small model that loops stops there, not at a full context.
+        max_completion_tokens=settings.max_output_tokens or None,
+        # StrictChatOpenAI's own fields (unknown to ChatOpenAI's signature).
+        **_strict_fields(settings),
         # The SDK's own clients plus a hook that keeps what the server sent, so an answer
         # that is not OpenAI's can be named (model_responses.py).
         http_client=sync_client,

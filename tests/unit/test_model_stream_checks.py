@@ -51,3 +51,16 @@ async def test_tool_arguments_must_be_a_json_object(
         await model_for(fake_openai, tmp_path).ainvoke("hi")
     message = str(caught.value)
     assert f"not a JSON object (got {kind})" in message and "not valid JSON" not in message
+
+
+async def test_arguments_cut_by_the_output_token_cap_say_which_setting_to_raise(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    cut = '{"path": "big.txt", "content": "lines and lin'
+    fake_openai.add_steps(
+        [{"tool_calls": [{"name": "write_file", "arguments_raw": cut}], "finish_reason": "length"}]
+    )
+    with pytest.raises(ModelOutputError) as caught:
+        await model_for(fake_openai, tmp_path).ainvoke("hi")
+    assert "malformed arguments for tool `write_file`" in str(caught.value)
+    assert "output-token cap (max_output_tokens, INVINCAT_MAX_OUTPUT_TOKENS)" in str(caught.value)
