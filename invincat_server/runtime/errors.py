@@ -24,6 +24,12 @@ class NotOpenAIResponseError(RuntimeError):
     message says what came back (status, content type, the body's start, redacted)."""
 
 
+class ToolCallingUnsupportedError(RuntimeError):
+    """The model server refused the request's tools (HTTP 400): this model or server
+    cannot do tool calling, which every agent of Invincat works through. The message
+    names the model and server and says what to do."""
+
+
 class StreamIdleError(RuntimeError):
     """The model server started answering, then sent no chunk for `request_timeout`
     seconds (a local server still reading a long prompt, a stalled generation)."""
@@ -88,7 +94,7 @@ def _foreign_error_body(exc: BaseException, settings: Settings) -> str:
 
 def _describe_answer_error(exc: BaseException, where: str) -> str | None:
     """Invincat's own verdicts on an answer (raised by StrictChatOpenAI), else None."""
-    if isinstance(exc, ModelOutputError):
+    if isinstance(exc, ModelOutputError | ToolCallingUnsupportedError):
         return str(exc)
     if isinstance(exc, NotOpenAIResponseError):
         return _not_openai(where, str(exc))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+from collections.abc import AsyncIterator, Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +28,10 @@ from invincat_server.runtime.model_responses import (
 )
 from invincat_server.runtime.request_params import (
     NEW_TOKEN_PARAM,
-    name_token_limit,
+    adapt_payload,
     token_limit_param,
 )
+from invincat_server.runtime.server_refusals import aretrying_stream, retrying_stream
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -131,6 +133,7 @@ def _json_kind(value: Any) -> str:
 @cache
 def _strict_chat_openai() -> type[ChatOpenAI]:
     from langchain_openai import ChatOpenAI
+    from pydantic import Field
 
     class StrictChatOpenAI(ChatOpenAI):
         """ChatOpenAI that rejects streamed answers that ended early or whose tool
@@ -138,64 +141,89 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
 
         token_limit_param: str = NEW_TOKEN_PARAM
         """The name the output-token cap is sent under (request_params.py)."""
+        refused_params: set[str] = Field(default_factory=set, exclude=True)
+        """What this server refused by name (HTTP 400): not sent again by this model."""
+        sent_params: frozenset[str] = Field(default=frozenset(), exclude=True)
 
         def _get_request_payload(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
             payload: dict[str, Any] = super()._get_request_payload(*args, **kwargs)
-            name_token_limit(payload, self.token_limit_param)
+            adapt_payload(payload, self.token_limit_param, self.refused_params)
+            self.sent_params = frozenset(payload)
             return payload
 
         def _checker(self) -> _StreamChecker:
-            checker = _StreamChecker(ResponseProbe())
-            secret = getattr(self.openai_api_key, "get_secret_value", None)
-            checker.secrets = (secret(),) if callable(secret) else ()
-            return checker
+            return _checker_for(self.openai_api_key)
 
         def _stream(self, *args: Any, **kwargs: Any) -> Any:
-            checker = self._checker()
-            token = current_probe.set(checker.probe)
-            try:
-                for chunk in super()._stream(*args, **kwargs):
-                    checker.add(chunk)
-                    yield chunk
-            except json.JSONDecodeError as exc:
-                raise checker.not_openai(_bad_event(exc)) from None
-            except _SHAPE_ERRORS as exc:
-                raise checker.not_openai(_misshapen(exc)) from exc
-            finally:
-                _reset(token)
-            checker.check()
+            parent = super()._stream
+            return retrying_stream(self, lambda: _checked(self._checker(), parent(*args, **kwargs)))
 
-        async def _astream(self, *args: Any, **kwargs: Any) -> Any:
-            checker = self._checker()
-            token = current_probe.set(checker.probe)
-            try:
-                async for chunk in super()._astream(*args, **kwargs):
-                    checker.add(chunk)
-                    yield chunk
-            except json.JSONDecodeError as exc:
-                # The SDK parses each stream event as JSON; a line that is not JSON fails
-                # there, far from any mention of the server.
-                raise checker.not_openai(_bad_event(exc)) from None
-            except TimeoutError as exc:
-                # langchain-openai's `stream_chunk_timeout` (set from request_timeout):
-                # no chunk within it. The SDK's own timeouts are APITimeoutError instead.
-                seconds = getattr(exc, "timeout_s", None) or self.stream_chunk_timeout or 0
-                raise StreamIdleError(_idle(checker), seconds) from exc
-            except _SHAPE_ERRORS as exc:
-                # JSON of the wrong shape (`null`, `{"choices": [null]}`, a number for the
-                # text) fails in the SDK's or LangChain's parsing of the chunk.
-                raise checker.not_openai(_misshapen(exc)) from exc
-            finally:
-                _reset(token)
-            checker.check()
+        def _astream(self, *args: Any, **kwargs: Any) -> Any:
+            parent = super()._astream
+            limit = self.stream_chunk_timeout
+            return aretrying_stream(
+                self, lambda: _achecked(self._checker(), parent(*args, **kwargs), limit)
+            )
 
     return StrictChatOpenAI
 
 
-def _idle(checker: _StreamChecker) -> str:
+def _checked(checker: _StreamChecker, stream: Iterator[Any]) -> Iterator[Any]:
+    """LangChain's chunks of one answer, checked (`_StreamChecker`) as they pass."""
+    token = current_probe.set(checker.probe)
+    try:
+        for chunk in stream:
+            checker.add(chunk)
+            yield chunk
+    except json.JSONDecodeError as exc:
+        raise checker.not_openai(_bad_event(exc)) from None
+    except _SHAPE_ERRORS as exc:
+        raise checker.not_openai(_misshapen(exc)) from exc
+    finally:
+        _reset(token)
+    checker.check()
+
+
+async def _achecked(
+    checker: _StreamChecker, stream: AsyncIterator[Any], limit: float | None
+) -> AsyncIterator[Any]:
+    """The async `_checked`; `limit`: the stream's idle timeout (request_timeout)."""
+    token = current_probe.set(checker.probe)
+    try:
+        async for chunk in stream:
+            checker.add(chunk)
+            yield chunk
+    except json.JSONDecodeError as exc:
+        # The SDK parses each stream event as JSON; a line that is not JSON fails
+        # there, far from any mention of the server.
+        raise checker.not_openai(_bad_event(exc)) from None
+    except TimeoutError as exc:
+        # langchain-openai's `stream_chunk_timeout` (set from request_timeout): no
+        # chunk within it. The SDK's own timeouts are APITimeoutError instead.
+        raise _idle(checker, exc, limit) from exc
+    except _SHAPE_ERRORS as exc:
+        # JSON of the wrong shape (`null`, `{"choices": [null]}`, a number for the
+        # text) fails in the SDK's or LangChain's parsing of the chunk.
+        raise checker.not_openai(_misshapen(exc)) from exc
+    finally:
+        _reset(token)
+    checker.check()
+
+
+def _checker_for(api_key: Any) -> _StreamChecker:
+    """A checker for one answer, knowing the API key so that no message quotes it."""
+    checker = _StreamChecker(ResponseProbe())
+    secret = getattr(api_key, "get_secret_value", None)
+    checker.secrets = (secret(),) if callable(secret) else ()
+    return checker
+
+
+def _idle(checker: _StreamChecker, exc: TimeoutError, limit: float | None) -> StreamIdleError:
+    seconds = getattr(exc, "timeout_s", None) or limit or 0
     if checker.openai_shaped:
-        return "the answer had started, then stalled"
-    return "no chunk of the answer arrived after the server accepted the request"
+        return StreamIdleError("the answer had started, then stalled", seconds)
+    what = "no chunk of the answer arrived after the server accepted the request"
+    return StreamIdleError(what, seconds)
 
 
 def _bad_event(exc: json.JSONDecodeError) -> str:

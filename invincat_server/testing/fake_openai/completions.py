@@ -210,7 +210,9 @@ def sse_event(payload: dict[str, Any] | str) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
-def error_payload(status: int, message: str | None = None) -> dict[str, Any]:
+def error_payload(
+    status: int, message: str | None = None, param: str | None = None
+) -> dict[str, Any]:
     """OpenAI-style error body; type/code mirror what the real API uses per status."""
     if status == 429:
         kind, code = "requests", "rate_limit_exceeded"
@@ -224,4 +226,4 @@ def error_payload(status: int, message: str | None = None) -> dict[str, Any]:
     else:
         kind, code = "invalid_request_error", None
         default = f"Request rejected with HTTP {status} (fake-openai scripted fault)."
-    return {"error": {"message": message or default, "type": kind, "param": None, "code": code}}
+    return {"error": {"message": message or default, "type": kind, "param": param, "code": code}}

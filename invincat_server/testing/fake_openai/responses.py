@@ -31,7 +31,12 @@ async def send_http_fault(
         text = str(int(seconds)) if float(seconds).is_integer() else str(seconds)
         # The SDK prefers retry-after-ms, which allows sub-second waits in tests.
         headers += [("retry-after", text), ("retry-after-ms", str(round(seconds * 1000)))]
-    await send_json(writer, status, error_payload(status, step.get("message")), headers=headers)
+    await send_json(
+        writer,
+        status,
+        error_payload(status, step.get("message"), step.get("param")),
+        headers=headers,
+    )
 
 
 async def send_raw(

@@ -33,6 +33,7 @@ STEP_KEYS = frozenset(
         "usage",
         "finish_reason",
         "message",
+        "param",
         "cut_after_chunks",
         "comment",
         "body",
@@ -138,7 +139,7 @@ def validate_step(step: object, index: int | None = None) -> Step:
     if "match" in step:
         _validate_match(step["match"], where)
     _validate_numbers(step, where)
-    for key in ("finish_reason", "message", "comment"):
+    for key in ("finish_reason", "message", "param", "comment"):
         if key in step and not isinstance(step[key], str):
             raise ScenarioError(f"{where}: `{key}` must be a string")
     return step
