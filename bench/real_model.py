@@ -14,6 +14,7 @@ The cache folder (`--cache`, else `$INVINCAT_BENCH_CACHE`, else /work/.cache) ho
   (GGUF), which this script writes once to `model/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`.
 
 Run:   nice .venv/bin/python bench/real_model.py [--cache DIR] [--tasks a,b] [--ctx 8192]
+                                             [--keep DIR]  (each task's events, to audit)
 Or against any OpenAI-compatible server (no llama-server started):
        .venv/bin/python bench/real_model.py --server http://127.0.0.1:8080/v1 --model NAME
 """
@@ -147,6 +148,9 @@ def run_task(task: Task, base_url: str, model: str, args: argparse.Namespace) ->
             stdout, status = _text(exc.stdout), f"killed after {args.task_timeout:g}s"
         seconds = time.monotonic() - started
         events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+        if args.keep:  # what the model said and did, to see why a task was not done
+            args.keep.mkdir(parents=True, exist_ok=True)
+            (args.keep / f"{task.name}.jsonl").write_text(stdout, encoding="utf-8")
         answer = "".join(str(e.get("text", "")) for e in events if e["type"] == "message_delta")
         outcome = Outcome(project, answer, events, lambda: _memory_text(env, project))
         try:
@@ -226,6 +230,7 @@ def main() -> None:
     parser.add_argument("--request-timeout", type=float, default=600)
     parser.add_argument("--task-timeout", type=float, default=1800)
     parser.add_argument("--repack", action="store_true", help="let llama-server repack weights")
+    parser.add_argument("--keep", type=Path, help="write each task's JSON events to DIR/NAME.jsonl")
     args = parser.parse_args()
     chosen = set(args.tasks.split(",")) if args.tasks else {t.name for t in TASKS}
     tasks = [t for t in TASKS if t.name in chosen]

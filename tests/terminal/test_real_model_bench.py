@@ -15,7 +15,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "real_model.py"
 
 
 def test_the_bench_checks_outcomes_and_counts_tool_calls_and_turns(
-    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str]
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], tmp_path: Path
 ) -> None:
     hello = {"path": "hello.txt", "content": "Hello, world\n"}
     fake_openai.add_steps(
@@ -42,6 +42,8 @@ def test_the_bench_checks_outcomes_and_counts_tool_calls_and_turns(
             "fake-model",
             "--tasks",
             "create_file,find_definition",
+            "--keep",
+            str(tmp_path / "kept"),
         ],
         env=invincat_env,
         capture_output=True,
@@ -53,3 +55,5 @@ def test_the_bench_checks_outcomes_and_counts_tool_calls_and_turns(
     assert rows["create_file"][1:4] == ["yes", "1/1", "2"], done.stdout
     assert rows["find_definition"][1:4] == ["no", "0/1", "1"], done.stdout
     assert "done 1/2; tool calls valid 1/2 (1 written as text)" in done.stdout
+    kept = (tmp_path / "kept" / "find_definition.jsonl").read_text(encoding="utf-8")
+    assert "message_delta" in kept and kept.rstrip().endswith("}")
