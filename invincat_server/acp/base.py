@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 from acp.schema import (
@@ -26,6 +26,9 @@ from invincat_server.runtime.events import (
     ApprovalRequested,
 )
 from invincat_server.runtime.tool_traits import WRITES_FILES
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.project import Projects
 
 log = logging.getLogger("invincat.acp")
 
@@ -76,11 +79,19 @@ class AgentBase:
         self._can_write = False
         self._sessions: dict[str, AcpSession] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._projects: Any = None
+        self._projects: Projects | None = None
         """The core's registry (runtime/project/): one Project per root in the process."""
 
     def on_connect(self, conn: Any) -> None:
         self._client = conn
+
+    def _registry(self) -> Projects:
+        """The core's registry, made on first use (the ACP process starts without it)."""
+        if self._projects is None:
+            from invincat_server.runtime.project import Projects
+
+            self._projects = Projects()
+        return self._projects
 
     def _require(self, session_id: str) -> AcpSession:
         acp_session = self._sessions.get(session_id)

@@ -100,7 +100,7 @@ class Lifecycle(AgentBase):
         if acp_session.unsubscribe is not None:
             acp_session.unsubscribe()
         # The editor waits: background memory work gets seconds, not the CLI's minute.
-        await self._projects.release(acp_session.project, followup_timeout=5.0)
+        await self._registry().release(acp_session.project, followup_timeout=5.0)
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
         session_id = "t_" + uuid.uuid4().hex[:12]
@@ -144,7 +144,7 @@ class Lifecycle(AgentBase):
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **_: Any
     ) -> ListSessionsResponse:
-        return await list_sessions(cwd, cursor)
+        return await list_sessions(self._registry(), cwd, cursor)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         from invincat_server.acp.memory import MEMORY_METHODS, call_memory_method
@@ -166,15 +166,13 @@ class Lifecycle(AgentBase):
 
     async def _open(self, session_id: str, cwd: str, mcp_servers: Any) -> AcpSession:
         from invincat_server.runtime.config import ConfigError
-        from invincat_server.runtime.project import Projects, SessionOptions
+        from invincat_server.runtime.project import SessionOptions
 
         folder = Path(cwd)
         if not folder.is_absolute() or not folder.is_dir():
             raise rpc_error(f"cwd must be an absolute path to a directory, got {cwd!r}.", -32602)
-        if self._projects is None:
-            self._projects = Projects()
         try:
-            project = self._projects.open(folder)
+            project = self._registry().open(folder)
         except ConfigError as exc:
             raise rpc_error(str(exc)) from None
         documents = ClientDocuments(
@@ -190,7 +188,7 @@ class Lifecycle(AgentBase):
         try:
             runtime = await project.session(options)
         except ConfigError as exc:
-            await self._projects.release(project)
+            await self._registry().release(project)
             raise rpc_error(str(exc)) from None
         runtime.bind_documents(session_id, documents)  # also for turns resumed after load
         acp_session = AcpSession(

@@ -383,26 +383,14 @@ class Records:
         return row[0] if row else None
 
 
-async def saved_threads(path: Path, workspace: str | None = None) -> list[ThreadInfo]:
-    """The saved threads in the records file at `path`, newest first (only `workspace`'s
-    when given), read without building the agent stack: `invincat threads list` stays a
-    quick bookkeeping command that loads no model client. No file means no threads; none
-    is created."""
-    if not path.exists():
-        return []
-    records = await Records.open(path)
-    try:
-        return await records.threads(workspace)
-    finally:
-        await records.close()
-
-
 def read_saved(
     path: Path, workspace: str | None = None
 ) -> tuple[list[ThreadInfo], list[ApprovalRecord]]:
     """(threads newest first, only `workspace`'s when given; approvals still pending) in
-    the records file at `path`, in one synchronous read-only pass: for a worker thread of
-    a front end that must answer while the agent stack loads (runtime/project_data.py).
+    the records file at `path`, in one synchronous read-only pass: the light read of
+    runtime/project_data.py, which every front end lists threads through without the
+    agent stack (`invincat threads list`, ACP's `session/list`, the language server
+    while its stack loads).
     One `asyncio.to_thread` hop instead of aiosqlite's hop per statement, which matters
     while another thread holds the GIL importing. No file or no tables: nothing saved."""
     if not path.exists():

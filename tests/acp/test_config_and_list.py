@@ -4,6 +4,7 @@ newest first, with titles, a page at a time."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -157,3 +158,66 @@ async def test_initialize_advertises_session_list(agent: Agent) -> None:
         protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities()
     )
     assert init.agent_capabilities.session_capabilities.list is not None
+
+
+async def _saved(home: Path, rows: list[tuple[object, str, str, str]]) -> None:
+    """Threads written straight into the threads file (thread id, title, workspace,
+    updated_at), as a hand edit or another version could leave them."""
+    import sqlite3
+
+    await (await Records.open(home / "threads.sqlite")).close()  # the tables
+    with contextlib.closing(sqlite3.connect(home / "threads.sqlite")) as conn, conn:
+        conn.executemany(
+            "INSERT INTO invincat_threads VALUES (?, ?, ?, ?, ?)",
+            [(tid, title, ws, stamp, stamp) for tid, title, ws, stamp in rows],
+        )
+
+
+async def test_session_list_without_cwd_is_every_projects_and_leaves_the_session_open(
+    fake_openai: FakeOpenAIServer, agent: Agent, workspace: Path, invincat_env: dict[str, str]
+) -> None:
+    other = workspace.parent / "other"
+    (other / ".git").mkdir(parents=True)
+    root = str(workspace.resolve())
+    await _saved(
+        Path(invincat_env["INVINCAT_HOME"]),
+        [
+            ("t_here", "here", root, "2026-01-01T00:00:00+00:00"),
+            ("t_there", "there", str(other.resolve()), "2026-01-02T00:00:00+00:00"),
+        ],
+    )
+    everywhere = await agent.conn.list_sessions()
+    assert [(s.session_id, s.cwd) for s in everywhere.sessions] == [
+        ("t_there", str(other.resolve())),
+        ("t_here", root),
+    ]
+    # Listing the project of an open session borrows its Project and lets go: the
+    # session's shared Project (and its Session) stays open for the next prompt.
+    here = await agent.conn.list_sessions(cwd=str(workspace))
+    assert [s.session_id for s in here.sessions] == ["t_here"]
+    fake_openai.add_steps([{"content": "still here"}])
+    answer = await agent.conn.prompt(session_id=agent.session_id, prompt=[text_block("hi")])
+    assert answer.stop_reason == "end_turn"
+    listed = await agent.conn.list_sessions(cwd=str(workspace))
+    assert [s.session_id for s in listed.sessions] == [agent.session_id, "t_here"]
+
+
+async def test_session_list_a_bad_row_costs_that_thread_only_and_a_link_is_its_root(
+    agent: Agent, workspace: Path, invincat_env: dict[str, str]
+) -> None:
+    root = str(workspace.resolve())
+    await _saved(
+        Path(invincat_env["INVINCAT_HOME"]),
+        [
+            ("t_old", "old", root, "2026-01-01T00:00:00+00:00"),
+            (b"\xff\xfe", "bytes for an id, not text", root, "2026-01-02T00:00:00+00:00"),
+            ("t_new", "new\x00" + "x" * 10_000, root, "2026-01-03T00:00:00+00:00"),
+        ],
+    )
+    link = workspace.parent / "link"
+    link.symlink_to(workspace, target_is_directory=True)
+    listed = await agent.conn.list_sessions(cwd=str(link))
+    assert [s.session_id for s in listed.sessions] == ["t_new", "t_old"]
+    assert {s.cwd for s in listed.sessions} == {root}
+    # A hand-written title reaches the client as JSON text, whole, as it was stored.
+    assert listed.sessions[0].title == "new\x00" + "x" * 10_000

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from invincat_server.runtime.records import Records, saved_threads
+from invincat_server.runtime.records import Records, read_saved
 from tests.terminal.cli_process import run_invincat
 
 
@@ -25,7 +25,7 @@ async def _save(db: Path, workspace: Path) -> None:
 
 
 def _left(db: Path) -> list[str]:
-    return sorted(t.thread_id for t in asyncio.run(saved_threads(db)))
+    return sorted(t.thread_id for t in read_saved(db)[0])
 
 
 def test_no_to_prune_deletes_nothing_and_asks_nothing_more(
