@@ -184,8 +184,8 @@ def test_two_teammates_pull_both_ways_and_every_fact_is_kept_once(
     (merge,) = bob.merges()
     lost = [a for a in merge["applied"] if a["op"] == "noop"]
     assert sorted(a["lost"]["content"] for a in lost) == sorted(a for a, _ in NEAR)
-    # Today's numbering gave both sides the same ids: Alice's distinct facts got new ones.
-    assert len([a for a in merge["applied"] if a.get("reid_from")]) == 15
+    # Ids that cannot clash (ids.py): no fact needed a new one to be kept.
+    assert not [a for a in merge["applied"] if a.get("reid_from")]
 
     # The other way round: Bob pushes first, Alice merges.
     alice.add("Alice again: releases are tagged vX.Y.Z")

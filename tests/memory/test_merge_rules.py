@@ -45,11 +45,8 @@ def entry(entry_id: str, content: str, updated: str = T0, **fields: Any) -> Entr
     )
 
 
-def state(*entries: Entry, next_seq: int = 1) -> StoreState:
-    found = StoreState("project", next_seq=next_seq, entries={e.id: e for e in entries})
-    highest = max((e.seq for e in entries), default=0)
-    found.next_seq = max(next_seq, highest + 1)
-    return found
+def state(*entries: Entry) -> StoreState:
+    return StoreState("project", entries={e.id: e for e in entries})
 
 
 def merge(base: StoreState, ours: StoreState, theirs: StoreState) -> tuple[StoreState, Any]:

@@ -50,16 +50,10 @@ def merge_states(
     theirs: StoreState,
     ctx: BatchContext,
     limits: MemoryLimits,
-    *,
-    id_floor: int = 1,
 ) -> Outcome:
-    """The merged store as an outcome against `ours` (actor and time from `ctx`).
-
-    `id_floor`: the allocator's high-water mark in this clone's journal, so a new id is
-    never one this clone used before.
-    """
+    """The merged store as an outcome against `ours` (actor and time from `ctx`). A
+    create re-id'd here gets a fresh time-ordered random id (ids.py), which no clone has."""
     cs = Changeset(ours, ctx)
-    cs.work.next_seq = max(base.next_seq, ours.next_seq, theirs.next_seq, id_floor)
     fresh: list[Entry] = []
     for entry_id in _ids_in_order(base, ours, theirs):
         old = base.entries.get(entry_id)
@@ -72,9 +66,7 @@ def merge_states(
         else:
             _merge_existing(cs, entry_id, old, mine, other)
     _add_theirs_creates(cs, fresh)
-    outcome = cs.finish(limits, bounds=False)
-    outcome.force_write = cs.work.next_seq != ours.next_seq
-    return outcome
+    return cs.finish(limits, bounds=False)
 
 
 def _ids_in_order(base: StoreState, ours: StoreState, theirs: StoreState) -> list[str]:

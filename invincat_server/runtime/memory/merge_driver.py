@@ -92,10 +92,7 @@ def merge_store_files(project_root: Path, home: Path, sides: MergeSides) -> Merg
     project = files["project"]
     try:
         with writer.locked("project"):
-            # This clone's journal must be appendable, and its id high-water mark holds.
-            journal.check_resolved(project.journal, root=project.root)
-            last = journal.last_record(project.journal, root=project.root)
-            floor = last.next_seq if last and last.next_seq else 1
+            journal.check_resolved(project.journal, root=project.root)  # appendable
             ctx = BatchContext(new_batch_id(), "project", "merge", now_iso())
             outcome = merge_states(
                 states["base"],
@@ -103,7 +100,6 @@ def merge_store_files(project_root: Path, home: Path, sides: MergeSides) -> Merg
                 states["theirs"],
                 ctx,
                 MemoryLimits(),
-                id_floor=floor,
             )
             result = dump_state(outcome.state) if outcome.changed else data["ours"]
             _parse_side("merged", result)  # the result is validated like any store
