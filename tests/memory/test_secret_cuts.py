@@ -56,12 +56,15 @@ def proposal(quoted: list[Credential]) -> dict[str, Any]:
 
 def files_written(*roots: Path) -> dict[str, str]:
     """Every file under `roots` but the thread store, which keeps the main model's
-    conversation verbatim by design (docs/security.md)."""
+    conversation verbatim by design, and the rewind checkpoints' blobs, copies of the
+    project's own files (docs/security.md, "Rewind checkpoints")."""
     return {
         str(p): p.read_text(encoding="utf-8", errors="replace")
         for root in roots
         for p in sorted(root.rglob("*"))
-        if p.is_file() and "threads.sqlite" not in p.name
+        if p.is_file()
+        and "threads.sqlite" not in p.name
+        and not (p.parent.parent.name == "objects" and "checkpoints" in p.parts)
     }
 
 
