@@ -57,10 +57,17 @@ class Figures:
     turns: int
     seconds: float
     status: str
+    text_understood: bool = True
+    """INVINCAT_TEXT_TOOL_CALLS is not `off`: Invincat turned the calls written as text
+    into tool calls, already counted in `calls`."""
+
+    @property
+    def attempted(self) -> int:
+        return self.calls + (0 if self.text_understood else self.text_calls)
 
     @property
     def validity(self) -> str:
-        attempted = self.calls + self.text_calls
+        attempted = self.attempted
         return f"{self.calls - self.failed_calls}/{attempted}" if attempted else "-"
 
 
@@ -194,7 +201,8 @@ def _figures(
     failed = [e for e in events if e["type"] == "tool_result" and e.get("status") == "error"]
     turns = sum(1 for e in events if e["type"] == "context_usage")
     text_calls = len(TEXT_TOOL_CALL.findall(answer))
-    return Figures(ok, len(calls), len(failed), text_calls, turns, seconds, status)
+    understood = os.environ.get("INVINCAT_TEXT_TOOL_CALLS", "auto").strip().lower() != "off"
+    return Figures(ok, len(calls), len(failed), text_calls, turns, seconds, status, understood)
 
 
 HEADER = f"{'task':22} {'done':5} {'tool calls ok/all':>17} {'turns':>5} {'wall s':>7}  status"
@@ -209,7 +217,7 @@ def row(task: Task, f: Figures) -> str:
 
 def report_totals(results: list[tuple[Task, Figures]]) -> None:
     done = sum(f.done for _, f in results)
-    calls = sum(f.calls + f.text_calls for _, f in results)
+    calls = sum(f.attempted for _, f in results)
     valid = sum(f.calls - f.failed_calls for _, f in results)
     text = sum(f.text_calls for _, f in results)
     total = sum(f.seconds for _, f in results)

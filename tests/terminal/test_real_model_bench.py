@@ -27,8 +27,12 @@ def test_the_bench_checks_outcomes_and_counts_tool_calls_and_turns(
             {"match": {"last_user_contains": "hello.txt"}, "content": "Created hello.txt."},
             {
                 "match": {"last_user_contains": "`Invoice`"},
-                # Wrong file, and a tool call written as text: not done, 0 of 1 valid.
-                "content": 'shop/models.py {"name": "grep", "arguments": {"pattern": "x"}}',
+                # A tool call written as text, which Invincat runs as a grep ...
+                "content": '{"name": "grep", "arguments": {"pattern": "x"}}',
+            },
+            {  # ... then the wrong file: not done, the text call valid.
+                "match": {"last_user_contains": "`Invoice`"},
+                "content": "shop/models.py",
             },
         ]
     )
@@ -53,7 +57,7 @@ def test_the_bench_checks_outcomes_and_counts_tool_calls_and_turns(
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line}
     assert rows["create_file"][1:4] == ["yes", "1/1", "2"], done.stdout
-    assert rows["find_definition"][1:4] == ["no", "0/1", "1"], done.stdout
-    assert "done 1/2; tool calls valid 1/2 (1 written as text)" in done.stdout
+    assert rows["find_definition"][1:4] == ["no", "1/1", "2"], done.stdout
+    assert "done 1/2; tool calls valid 2/2 (1 written as text)" in done.stdout
     kept = (tmp_path / "kept" / "find_definition.jsonl").read_text(encoding="utf-8")
     assert "message_delta" in kept and kept.rstrip().endswith("}")
