@@ -30,10 +30,10 @@ def add_share_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         help="what git runs to merge .invincat/memory_project.json (set up by `share`)",
     )
     for name, text in (
-        ("base", "%O: the common ancestor's version (empty: none)"),
-        ("ours", "%A: our version; the merged result is written here"),
-        ("theirs", "%B: their version"),
-        ("path", "%P: the path being merged"),
+        ("base", "%%O: the common ancestor's version (empty: none)"),
+        ("ours", "%%A: our version; the merged result is written here"),
+        ("theirs", "%%B: their version"),
+        ("path", "%%P: the path being merged"),
     ):
         driver.add_argument(name, help=text)
 

@@ -10,6 +10,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from invincat_server.runtime.memory.sharing import ATTRIBUTE_LINE, has_attribute_line
 from tests.deadlines import DEADLINE
 
@@ -112,3 +114,19 @@ def test_the_attribute_line_is_recognised_in_any_spelling() -> None:
     assert has_attribute_line(".invincat/memory_project.json  -diff  merge=invincat-memory")
     assert not has_attribute_line(".invincat/memory_project.json merge=union")
     assert not has_attribute_line("# .invincat/memory_project.json merge=invincat-memory")
+
+
+@pytest.mark.parametrize(
+    "before", [[], ["--cwd", "."]], ids=["as-git-runs-it", "with-memory-options"]
+)
+def test_the_merge_driver_help_names_gits_placeholders(tmp_path: Path, before: list[str]) -> None:
+    done = subprocess.run(
+        [str(INVINCAT), "memory", *before, "merge-driver", "--help"],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=DEADLINE,
+    )
+    assert done.returncode == 0, done.stderr
+    for placeholder in ("%O", "%A", "%B", "%P"):
+        assert placeholder in done.stdout
