@@ -299,13 +299,13 @@ def _run_without_settings(args: argparse.Namespace) -> int | None:
     return None
 
 
-def _run(argv: list[str] | None, warm: bool) -> int:
-    raw_argv = sys.argv[1:] if argv is None else list(argv)
+def _run_launched_often(raw_argv: list[str], warm: bool) -> int | None:
+    """The command lines other programs start many times, which skip building the whole
+    CLI (its imports and subparsers); None: any other command line."""
     if raw_argv and all(arg == "--stdio" for arg in raw_argv):
-        # What editors launch, on every start: skip building the whole CLI (~10 ms of
-        # imports and subparsers before the server can answer `initialize`). Also when the
-        # flag comes twice: vscode-languageclient appends `--stdio` to the configured
-        # arguments for its stdio transport.
+        # What editors launch, on every start (~10 ms before the server can answer
+        # `initialize`). Also when the flag comes twice: vscode-languageclient appends
+        # `--stdio` to the configured arguments for its stdio transport.
         _explain_stdio_at_a_terminal(warm)  # a worker's client said it already
         if warm:
             code = _stdio_in_warm_server()
@@ -314,6 +314,20 @@ def _run(argv: list[str] | None, warm: bool) -> int:
         from invincat_server.lsp.server import serve
 
         return serve()
+    if raw_argv[:2] == ["memory", "merge-driver"]:
+        # What git runs for every merge of the project store (`memory share` registers
+        # this spelling): its own small parser; other spellings take the general path.
+        from invincat_server.terminal.memory_share_cli import run_merge_driver_argv
+
+        return run_merge_driver_argv(raw_argv[2:])
+    return None
+
+
+def _run(argv: list[str] | None, warm: bool) -> int:
+    raw_argv = sys.argv[1:] if argv is None else list(argv)
+    early = _run_launched_often(raw_argv, warm)
+    if early is not None:
+        return early
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.acp:

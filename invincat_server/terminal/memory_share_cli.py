@@ -24,18 +24,31 @@ def add_share_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "this clone's git config)",
     )
     share.add_argument("--json", action="store_true", help="machine-readable output")
-    driver = sub.add_parser(
-        "merge-driver",
-        parents=[common],
-        help="what git runs to merge .invincat/memory_project.json (set up by `share`)",
-    )
-    for name, text in (
+    driver = sub.add_parser("merge-driver", parents=[common], help=DRIVER_HELP)
+    _add_driver_arguments(driver)
+
+
+DRIVER_HELP = "what git runs to merge .invincat/memory_project.json (set up by `share`)"
+
+
+def _add_driver_arguments(driver: argparse.ArgumentParser) -> None:
+    for name, text in (  # %% in argparse's help: git's own %O, %A, %B and %P
         ("base", "%%O: the common ancestor's version (empty: none)"),
         ("ours", "%%A: our version; the merged result is written here"),
         ("theirs", "%%B: their version"),
         ("path", "%%P: the path being merged"),
     ):
         driver.add_argument(name, help=text)
+
+
+def run_merge_driver_argv(argv: list[str]) -> int:
+    """`invincat memory merge-driver ARGS` as `share` registers it, what git runs for every
+    merge of the store: parsed by the driver's own parser, so the process does not build
+    (and import) the whole command line's subcommands first (bench/bench_merge.py)."""
+    parser = argparse.ArgumentParser(prog="invincat memory merge-driver", description=DRIVER_HELP)
+    parser.add_argument("--cwd", metavar="DIR", help=argparse.SUPPRESS)
+    _add_driver_arguments(parser)
+    return run_merge_driver(parser.parse_args(argv))
 
 
 def run_share(cwd: Path, args: argparse.Namespace) -> int:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
         SessionOptions,
         TurnEvent,
     )
-    from invincat_server.runtime.project.registry import Projects, project_root
+    from invincat_server.runtime.project.registry import Projects
+    from invincat_server.runtime.project.root import project_root
 
 _WHERE = {
     "MAX_PROMPT_CHARS": "limits",
@@ -38,7 +39,7 @@ _WHERE = {
     "SessionOptions": "project",
     "TurnEvent": "project",
     "Projects": "registry",
-    "project_root": "registry",
+    "project_root": "root",
 }
 
 __all__ = [

@@ -5,20 +5,12 @@ one folder share one Session, one memory service, one set of MCP servers."""
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from pathlib import Path
 
 from invincat_server.runtime.config import Settings
 from invincat_server.runtime.project.project import Project
-
-
-def project_root(folder: Path) -> Path:
-    """The project root of `folder` (config.find_project_root), symlinks resolved: two
-    spellings of one folder are one Project."""
-    from invincat_server.runtime.config import find_project_root
-
-    return Path(os.path.realpath(find_project_root(folder)))
+from invincat_server.runtime.project.root import project_root
 
 
 class Projects:
