@@ -1,11 +1,12 @@
 """A team sharing project memory through real git with the governed merge driver.
 
 Two clones of one bare repository, each a teammate with their own journal, add entries
-through the real `invincat memory` CLI and pull from each other: `git pull` (merge and
-rebase), `git cherry-pick`, an update against a delete, a bad pushed store, and the same
-conflict without the driver. git runs the real `invincat memory merge-driver` that
-`invincat memory share` registered. The developer's git configuration is never read:
-HOME and GIT_CONFIG_GLOBAL point into the test's folder.
+through the real `invincat memory` CLI and through real `invincat chat` turns whose
+memory agent (scripted on the fake server) proposes them, and pull from each other:
+`git pull` (merge and rebase), `git cherry-pick`, an update against a delete, a bad
+pushed store, and the same conflict without the driver. git runs the real `invincat
+memory merge-driver` that `invincat memory share` registered. The developer's git
+configuration is never read: HOME and GIT_CONFIG_GLOBAL point into the test's folder.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import pytest
 
 from invincat_server.runtime.memory import MemoryService
 from invincat_server.runtime.memory.dedupe import normalise
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from invincat_server.testing.fixtures import FAKE_MODEL, invincat_env_overrides
 from tests.deadlines import DEADLINE
 
 from .credentials import credentials
@@ -27,6 +30,7 @@ from .gitrepo import INVINCAT, needs_git
 
 pytestmark = needs_git
 
+MEMORY_MODEL = "memory-model"
 SHARED = "Shared: run ./scripts/test before pushing"
 # Five facts both teammates write down, in slightly different words: one fact each.
 NEAR = [
@@ -96,6 +100,59 @@ class Clone:
             )
         )
 
+    def chat_remembering(self, server: FakeOpenAIServer, *facts: str) -> None:
+        """One real one-shot `invincat chat` turn; after it, the memory agent (its model
+        scripted on `server`) proposes `facts` as project entries, governed as always."""
+        operations = [
+            {
+                "op": "create",
+                "scope": "project",
+                "section": "Conventions",
+                "content": fact,
+                "confidence": "high",
+                "score": 85,
+                "score_reason": "the user asked to remember it",
+            }
+            for fact in facts
+        ]
+        call = {"name": "submit_memory_operations", "arguments": {"operations": operations}}
+        server.add_steps(
+            [
+                {"match": {"model": FAKE_MODEL}, "content": "Noted."},
+                {"match": {"model": MEMORY_MODEL}, "tool_calls": [call]},
+            ]
+        )
+        env = self.env()
+        overrides, remove = invincat_env_overrides(self.home, self.git_home, server.base_url, env)
+        for name in remove:
+            env.pop(name, None)
+        env.update(overrides)
+        # The chat's own process (no warm server), with the memory agent on.
+        env.update(
+            INVINCAT_WARM="0",
+            INVINCAT_MEMORY_EXTRACTION="on",
+            INVINCAT_MEMORY_MODEL=MEMORY_MODEL,
+        )
+        prompt = "remember these conventions: " + "; ".join(facts)
+        done = subprocess.run(
+            [str(INVINCAT), "chat", prompt, "--json", "--cwd", str(self.root)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=DEADLINE,
+        )
+        assert done.returncode == 0, done.stderr
+        log = json.loads(self.memory("log", "--json").stdout)
+        created = {
+            a["id"]
+            for r in log
+            if r["actor"] == "memory_agent"
+            for a in r["applied"]
+            if a["op"] == "create"
+        }
+        contents = {i["content"] for i in self.items() if i["id"] in created}
+        assert contents == set(facts), (contents, done.stderr)
+
     def share(self) -> None:
         done = self.memory("share")
         assert done.returncode == 0, done.stderr
@@ -159,13 +216,18 @@ def _check_invariants(clone: Clone) -> None:
 
 
 def test_two_teammates_pull_both_ways_and_every_fact_is_kept_once(
-    team: tuple[Clone, Clone],
+    team: tuple[Clone, Clone], fake_openai: FakeOpenAIServer
 ) -> None:
     alice, bob = team
     alice_only = [f"Alice fact {n}: module a{n} owns the q{n} queue" for n in range(15)]
     bob_only = [f"Bob fact {n}: service b{n} reads table t{n}" for n in range(15)]
-    alice.add(*alice_only, *(a for a, _ in NEAR))
-    bob.add(*bob_only, *(b for _, b in NEAR))
+    # Each teammate's 20 entries: some through the memory CLI, some proposed by the
+    # memory agent after a chat turn (two of them near-duplicates of the other's).
+    alice.add(*alice_only[:10], *(a for a, _ in NEAR[2:]))
+    alice.chat_remembering(fake_openai, *alice_only[10:], *(a for a, _ in NEAR[:2]))
+    bob.chat_remembering(fake_openai, *bob_only[:5], *(b for _, b in NEAR[:2]))
+    bob.add(*bob_only[5:], *(b for _, b in NEAR[2:]))
+    assert len(alice.items()) == len(bob.items()) == 21  # the shared entry and 20 each
     for clone in (alice, bob):
         clone.git("commit", "-q", "-am", f"{clone.root.name}'s memory")
     alice.git("push", "-q", "origin", "HEAD:main")
