@@ -137,9 +137,13 @@ def _markup_candidates(text: str) -> list[_Candidate]:
             continue
         close = text.find(f"</{tag}>", body_start)
         body = text[body_start : close if close >= 0 else len(text)]
+        consumed = body_start + len(body)
+        if not body.strip():
+            # `<tools></tools>`: a small model echoing its prompt's markup, not a call;
+            # a candidate here would hide the fenced or bare JSON call after it.
+            continue
         inner = _function_tags(body)
         found += inner or [_Candidate(body, tag, True)]
-        consumed = body_start + len(body)
     if not found:
         found = _function_tags(text)
     if not found and _MISTRAL in text:

@@ -55,6 +55,10 @@ CALL = {"name": "read_file", "arguments": {"path": "a.py"}}
         json.dumps({"tool_call": CALL}),
         f"<tool_call>\n{json.dumps(CALL)}\n</tool_call>",
         f"<tool_call>{json.dumps(CALL)}",  # cut before the closing tag
+        # Qwen2.5-Coder 1.5B behind llama-server, seen in bench/real_model.py: the
+        # prompt's empty markup echoed before the fenced call.
+        f"<tools></tools>\n\n```json\n{json.dumps(CALL, indent=2)}\n```",
+        f"<tool_call></tool_call> {json.dumps(CALL)}",
         f"<function_call>{json.dumps(CALL)}</function_call>",
         f"[TOOL_CALLS] {json.dumps([CALL])}",
         '[TOOL_CALLS]read_file[ARGS]{"path": "a.py"}',
