@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 import subprocess
 from pathlib import Path
 
@@ -33,14 +34,21 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _run(tmp_path: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    tmp_path: Path, cwd: Path, *args: str, umask: int = 0o022
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(INVINCAT), "memory", *args, "--cwd", str(cwd)],
         capture_output=True,
         text=True,
         env=_env(tmp_path),
         timeout=DEADLINE,
+        umask=umask,
     )
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -89,6 +97,27 @@ def test_share_writes_one_attribute_line_and_the_local_driver(tmp_path: Path) ->
     assert not (tmp_path / "git-home" / "gitconfig").exists()
 
 
+def test_share_keeps_the_mode_of_the_committed_gitattributes(tmp_path: Path) -> None:
+    """`.gitattributes` is committed for the team: share must not make it private (0600),
+    which git would record as a mode change for nobody's benefit."""
+    root = _repo(tmp_path)
+    attributes = root / ".gitattributes"
+    attributes.write_text("*.png binary\n")
+    os.chmod(attributes, 0o644)
+    for _ in range(2):  # the second share finds the line and changes nothing
+        done = _run(tmp_path, root, "share", umask=0o077)
+        assert done.returncode == 0, done.stderr
+        assert _mode(attributes) == 0o644
+        assert attributes.read_text() == f"*.png binary\n{ATTRIBUTE_LINE}\n"
+
+    # A new one is created as git creates a file: 0666 less the umask.
+    attributes.unlink()
+    done = _run(tmp_path, root, "share", umask=0o022)
+    assert done.returncode == 0, done.stderr
+    assert _mode(attributes) == 0o644
+    assert attributes.read_text() == f"{ATTRIBUTE_LINE}\n"
+
+
 def test_share_refuses_outside_a_git_work_tree(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -102,10 +131,13 @@ def test_share_never_writes_through_a_planted_gitattributes_link(tmp_path: Path)
     root = _repo(tmp_path)
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
+    os.chmod(victim, 0o644)
     (root / ".gitattributes").symlink_to(victim)
     done = _run(tmp_path, root, "share")
     assert done.returncode == 2 and "is not a plain file" in done.stderr
-    assert victim.read_text() == "keep me\n"
+    assert "symbolic link" in done.stderr
+    assert victim.read_text() == "keep me\n" and _mode(victim) == 0o644
+    assert (root / ".gitattributes").is_symlink()
     assert _config(tmp_path, root, "merge.invincat-memory.driver") == ""
 
 

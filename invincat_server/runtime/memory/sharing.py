@@ -12,10 +12,14 @@ which leaves conflict markers that Invincat refuses (conflicts.py): today's beha
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import shlex
+import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +31,8 @@ from invincat_server.runtime.program_path import find_program
 DRIVER = "invincat-memory"
 ATTRIBUTE_LINE = f"{STORE_PATH} merge={DRIVER}"
 DRIVER_NAME = "Invincat governed project memory"
+GITATTRIBUTES_MODE = 0o666
+"""A new `.gitattributes` is created with this less the umask, as git creates files."""
 GIT_TIMEOUT = 120.0  # git config is instant; only a stuck filesystem gets near this
 
 
@@ -122,24 +128,68 @@ def has_attribute_line(text: str) -> bool:
 
 
 def _append_attribute(path: Path, top: Path) -> bool:
-    """Append the line unless it is there; no link followed (a repository's
-    `.gitattributes` symlink cannot make us write elsewhere)."""
+    """Append the line unless it is there. `.gitattributes` is the repository's own,
+    committed file, not Invincat state: it keeps its mode (a new one gets 0666 less the
+    umask, as git gives the files it checks out), so private_files (0600) is not used.
+    It is still opened without following a link, in one open for the read and the
+    append: a planted `.gitattributes` symlink cannot make us write elsewhere."""
+    with _open_gitattributes(path, top) as fd:
+        try:
+            text = _read_all(fd).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ShareError(f"{path} is not UTF-8 text; fix it, then retry.") from exc
+        if has_attribute_line(text):
+            return False
+        addition = ("" if not text or text.endswith("\n") else "\n") + ATTRIBUTE_LINE + "\n"
+        try:
+            private_files.write_all(fd, addition.encode("utf-8"))
+        except OSError as exc:
+            raise ShareError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return True
+
+
+@contextlib.contextmanager
+def _open_gitattributes(path: Path, top: Path) -> Iterator[int]:
+    """`path` (directly in the work tree's top, which is followed: it is the user's
+    checkout) opened to read and append, created if missing; a link, a special file or
+    a file with other hard links (an append would land in it too) is refused."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     try:
-        data = private_files.read_bytes(path, root=top) or b""
-        text = data.decode("utf-8")
-    except private_files.UnsafePathError as exc:
-        raise ShareError(f"{path} is not a plain file ({exc}); fix it, then retry.") from exc
-    except UnicodeDecodeError as exc:
-        raise ShareError(f"{path} is not UTF-8 text; fix it, then retry.") from exc
-    if has_attribute_line(text):
-        return False
-    addition = ("" if not text or text.endswith("\n") else "\n") + ATTRIBUTE_LINE + "\n"
-    try:
-        fd = private_files.open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, root=top)
+        top_fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fd = os.open(path.name, flags, GITATTRIBUTES_MODE, dir_fd=top_fd)
+        finally:
+            os.close(top_fd)
     except OSError as exc:
-        raise ShareError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        if exc.errno == errno.ELOOP:
+            raise ShareError(
+                f"{path} is not a plain file (it is a symbolic link, to "
+                f"{_link_target(path)}); share does not write through a link: replace it "
+                "with a plain file, then retry. Nothing was changed."
+            ) from exc
+        raise ShareError(f"cannot open {path}: {exc.strerror or exc}") from exc
     try:
-        private_files.write_all(fd, addition.encode("utf-8"))
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            what = "a special file" if not stat.S_ISREG(info.st_mode) else "hard-linked"
+            raise ShareError(
+                f"{path} is not a plain file ({what}); replace it with a plain file, then "
+                "retry. Nothing was changed."
+            )
+        yield fd
     finally:
         os.close(fd)
-    return True
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _link_target(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
