@@ -91,16 +91,21 @@ def run_merge_driver(args: argparse.Namespace) -> int:
     try:
         done = merge_store_files(project_root(cwd), default_home(os.environ), sides)
     except MergeRefused as exc:
-        left = "left both sides in it between conflict markers"
         try:
-            leave_conflicted(sides)
-        except (MergeRefused, OSError):
-            left = "left it as git gave it"
+            marked = leave_conflicted(sides, exc)
+        except OSError:
+            marked = False
+        left = (
+            "this driver left both sides in it between conflict markers, so invincat "
+            "memory refuses it until you resolve it"
+            if marked
+            else "this driver left it as git gave it (ours' version; git lists it as unmerged)"
+        )
         print(
             f"invincat memory merge-driver: not merged: {exc}. Nothing was journaled; git "
-            f"marks {args.path} conflicted and this driver {left}, so invincat memory refuses "
-            "it until you resolve it (take one side with `git checkout --ours` or "
-            "`--theirs`, or combine them; docs/memory.md#sharing-project-memory-through-git).",
+            f"marks {args.path} conflicted and {left}: take one side with `git checkout "
+            "--ours` or `--theirs`, or combine them "
+            "(docs/memory.md#sharing-project-memory-through-git).",
             file=sys.stderr,
         )
         return EXIT_CONFLICT

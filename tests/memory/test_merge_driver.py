@@ -371,6 +371,31 @@ def test_a_pushed_store_with_a_secret_is_refused_with_the_reason(
     assert refused.returncode == 2 and "unresolved git merge conflict markers" in refused.stderr
 
 
+def test_a_pushed_store_over_the_size_bound_is_refused_and_ours_left_as_git_gave_it(
+    team: tuple[Clone, Clone],
+) -> None:
+    """A side over 64 MiB is never read whole, not even to copy it between conflict
+    markers: git reports the conflict and the file stays what git put in %A (ours)."""
+    alice, bob = team
+    huge = alice.store.read_bytes() + b" " * (65 * 2**20)
+    alice.store.write_bytes(huge)
+    alice.git("commit", "-q", "-am", "a store padded past the bound")
+    alice.git("push", "-q", "origin", "HEAD:main")
+    del huge
+    bob.add("Bob: meanwhile")
+    bob.git("commit", "-q", "-am", "bob")
+    ours = bob.store.read_bytes()
+    journal = bob.journal.read_bytes()
+
+    pulled = bob.git("pull", "--no-rebase", "origin", "main", check=False)
+    assert pulled.returncode != 0 and "CONFLICT" in pulled.stdout
+    assert "not merged: theirs' version is larger than 64 MiB" in pulled.stderr
+    assert "left it as git gave it" in pulled.stderr
+    assert bob.store.read_bytes() == ours  # byte for byte what git put in %A
+    assert bob.journal.read_bytes() == journal  # nothing journaled
+    assert "UU .invincat/memory_project.json" in bob.git("status", "--porcelain").stdout
+
+
 def test_without_the_driver_a_conflict_is_refused_as_before(tmp_path: Path) -> None:
     origin = tmp_path / "origin.git"
     alice = Clone(tmp_path / "alice", tmp_path / "alice-env")

@@ -195,8 +195,11 @@ def test_a_bad_side_refuses_the_merge_and_journals_nothing(tmp_path: Path, case:
     for cred in credentials()[:1]:
         assert cred.secret not in str(refused.value)
     # What git is left with: both sides whole between markers, refused by every command.
-    leave_conflicted(sides)
-    assert sides.ours.read_bytes().startswith(b"<<<<<<< ours\n")
+    assert leave_conflicted(sides, refused.value)
+    theirs_lines = theirs if theirs.endswith(b"\n") else theirs + b"\n"
+    assert sides.ours.read_bytes() == (
+        b"<<<<<<< ours\n" + _store(A) + b"=======\n" + theirs_lines + b">>>>>>> theirs\n"
+    )
 
 
 def test_a_symlinked_side_or_another_path_is_refused(tmp_path: Path) -> None:
@@ -229,6 +232,9 @@ def test_a_side_over_the_size_bound_is_refused_unread(tmp_path: Path) -> None:
     root, home = _project(tmp_path)
     sides = _sides(tmp_path, _store(A), _store(A), b"")
     os.truncate(sides.theirs, 65 * 2**20)  # sparse: the bound is checked before reading
-    with pytest.raises(MergeRefused, match="larger than 64 MiB"):
+    with pytest.raises(MergeRefused, match="larger than 64 MiB") as refused:
         merge_store_files(root, home, sides)
+    assert sides.ours.read_bytes() == _store(A)
+    # Not read whole, so not copied between markers either: %A stays as git gave it.
+    assert not leave_conflicted(sides, refused.value)
     assert sides.ours.read_bytes() == _store(A)

@@ -15,7 +15,8 @@ before/after for `revert`), and only then written to %A.
 
 A refusal journals nothing and changes no store: %A gets both sides whole between git's
 conflict markers, so every memory command refuses the file as it refuses any conflict,
-with the ways out, until a person resolves it. No network, no model, no git call.
+with the ways out, until a person resolves it. A side too large to read (MAX_SIDE_BYTES)
+is never read whole, so then %A is left as git gave it. No network, no model, no git call.
 """
 
 from __future__ import annotations
@@ -58,7 +59,14 @@ _WHOSE = {"base": "the base's", "ours": "ours'", "theirs": "theirs'", "merged": 
 
 
 class MergeRefused(Exception):
-    """The sides cannot be merged through governance; the message says why and what next."""
+    """The sides cannot be merged through governance; the message says why and what next.
+
+    `read` holds the three versions when each was read whole within MAX_SIDE_BYTES
+    before the refusal (leave_conflicted writes them back); None when one was not."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.read: dict[str, bytes] | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,16 @@ def merge_store_files(project_root: Path, home: Path, sides: MergeSides) -> Merg
             f"{STORE_PATH} (check the merge=invincat-memory lines of .gitattributes)"
         )
     data = {side: _read_side(side, getattr(sides, side)) for side in ("base", "ours", "theirs")}
+    try:
+        return _merge_read_sides(project_root, home, sides, data)
+    except MergeRefused as exc:
+        exc.read = data
+        raise
+
+
+def _merge_read_sides(
+    project_root: Path, home: Path, sides: MergeSides, data: dict[str, bytes]
+) -> MergeDone:
     states = {side: _parse_side(side, raw) for side, raw in data.items()}
     _refuse_secrets(states)
     files = store_files(home, project_root)
@@ -121,11 +139,15 @@ def merge_store_files(project_root: Path, home: Path, sides: MergeSides) -> Merg
     return MergeDone(record, result)
 
 
-def leave_conflicted(sides: MergeSides) -> None:
+def leave_conflicted(sides: MergeSides, refused: MergeRefused) -> bool:
     """What a refused merge leaves in %A: both sides whole between conflict markers, so
-    the store is refused (conflicts.py) until a person takes one side or combines them."""
-    ours = _read_side("ours", sides.ours, limit=None)
-    theirs = _read_side("theirs", sides.theirs, limit=None)
+    the store is refused (conflicts.py) until a person takes one side or combines them.
+    Written from the versions the merge already read, never read again: when one was
+    not read whole (over MAX_SIDE_BYTES, unreadable), %A is left as git gave it (ours'
+    version; git still lists the file as unmerged) and False is returned."""
+    if refused.read is None:
+        return False
+    ours, theirs = refused.read["ours"], refused.read["theirs"]
     text = (
         b"<<<<<<< ours\n"
         + _with_newline(ours)
@@ -134,22 +156,27 @@ def leave_conflicted(sides: MergeSides) -> None:
         + b">>>>>>> theirs\n"
     )
     _write_result(sides.ours, text)
+    return True
 
 
 def _with_newline(data: bytes) -> bytes:
     return data if data.endswith(b"\n") or not data else data + b"\n"
 
 
-def _read_side(side: str, path: Path, *, limit: int | None = MAX_SIDE_BYTES) -> bytes:
+def _read_side(side: str, path: Path) -> bytes:
     try:
         fd = private_files.open_file(path, os.O_RDONLY)  # git's temp file; no link followed
     except OSError as exc:
         why = exc.strerror or exc
         raise MergeRefused(f"cannot read {_WHOSE[side]} version ({path}): {why}") from exc
+    too_large = MergeRefused(f"{_WHOSE[side]} version is larger than {MAX_SIDE_BYTES // 2**20} MiB")
     with os.fdopen(fd, "rb") as fh:
-        if limit is not None and os.fstat(fh.fileno()).st_size > limit:
-            raise MergeRefused(f"{_WHOSE[side]} version is larger than {limit // 2**20} MiB")
-        return fh.read()
+        if os.fstat(fh.fileno()).st_size > MAX_SIDE_BYTES:
+            raise too_large  # refused unread
+        data = fh.read(MAX_SIDE_BYTES + 1)  # bounded even if the file grows meanwhile
+    if len(data) > MAX_SIDE_BYTES:
+        raise too_large
+    return data
 
 
 def _parse_side(side: str, data: bytes) -> StoreState:
