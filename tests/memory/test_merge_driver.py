@@ -11,9 +11,12 @@ configuration is never read: HOME and GIT_CONFIG_GLOBAL point into the test's fo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -471,3 +474,66 @@ def test_the_driver_merges_even_with_a_broken_config_toml(tmp_path: Path) -> Non
         "mem_p_000001"
     ]
     assert clone.memory("list").returncode == 2  # the other commands still report the config
+
+
+@contextlib.contextmanager
+def _unwritable(path: Path) -> Iterator[None]:
+    """`path` and its folder made unwritable for this user: read-only modes, and for
+    root, whom modes do not stop, the immutable attribute (skipped where unsupported)."""
+    folder = path.parent
+    if os.geteuid() == 0:
+        chattr = shutil.which("chattr")
+        if chattr is None:
+            pytest.skip("root needs chattr to make a file unwritable")
+        made = subprocess.run([chattr, "+i", str(path)], capture_output=True, timeout=DEADLINE)
+        if made.returncode != 0:
+            pytest.skip(f"chattr +i is not supported here: {made.stderr!r}")
+        try:
+            yield
+        finally:
+            subprocess.run([chattr, "-i", str(path)], check=True, timeout=DEADLINE)
+        return
+    os.chmod(path, 0o444)
+    os.chmod(folder, 0o555)
+    try:
+        yield
+    finally:
+        os.chmod(folder, 0o755)
+        os.chmod(path, 0o644)
+
+
+def test_a_result_git_cannot_get_is_not_journaled_as_a_merge(tmp_path: Path) -> None:
+    """%A is written before the journal: when it cannot be written, no `merge` batch
+    claims a merge that did not happen, and %A stays what git gave."""
+    clone = Clone(tmp_path / "repo", tmp_path / "env")
+    (clone.root / ".git").mkdir(parents=True)
+    sides = tmp_path / "git-temp"
+    sides.mkdir()
+    item = {
+        "id": "mem_p_000001",
+        "scope": "project",
+        "section": "Testing",
+        "content": "the tests run with pytest -q",
+        "score": 50,
+        "tier": "warm",
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "updated_at": "2026-01-01T00:00:00+00:00",
+    }
+    base = {"version": 2, "scope": "project", "items": []}
+    for name, doc in (("O", base), ("A", base), ("B", {**base, "items": [item]})):
+        (sides / name).write_text(json.dumps(doc))
+    ours = (sides / "A").read_bytes()
+    argv = [str(INVINCAT), "memory", "merge-driver", *(str(sides / n) for n in "OAB")]
+    with _unwritable(sides / "A"):
+        done = subprocess.run(
+            [*argv, ".invincat/memory_project.json"],
+            cwd=clone.root,
+            capture_output=True,
+            text=True,
+            env=clone.env(),
+            timeout=DEADLINE,
+        )
+    assert done.returncode == 1, done.stderr
+    assert clone.merges() == []
+    assert (sides / "A").read_bytes() == ours
+    assert "not merged: cannot write the result to" in done.stderr

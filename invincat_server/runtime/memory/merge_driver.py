@@ -10,8 +10,9 @@ through the checks a store gets before a write: it must parse and validate whole
 entry, two entries with one id, conflict markers, a newer format refuse the merge, as
 they refuse a write), and no entry either side changed may hold a secret (governance's
 residual check, the one that drops a create). Then merge.py decides entry by entry, the
-result is validated again and journaled in this clone's journal (actor `merge`, with
-before/after for `revert`), and only then written to %A.
+result is validated again, written to %A (atomically), and only then journaled in this
+clone's journal (actor `merge`, with before/after for `revert`): a journal never claims a
+merge whose result git did not get.
 
 A refusal journals nothing and changes no store: %A gets both sides whole between git's
 conflict markers, so every memory command refuses the file as it refuses any conflict,
@@ -130,12 +131,21 @@ def _merge_read_sides(
                     **{side: sha256_hex(raw) if raw else None for side, raw in data.items()},
                 }
             ]
+            # %A first, then the journal: a result git never gets must not be journaled
+            # as a merge. (Should the journal fail after it, the refusal's markers
+            # replace it; should the process die between the two, git reports the
+            # conflict and the next governed write journals the file as `external`.)
+            if outcome.changed:
+                try:
+                    _write_result(sides.ours, result)
+                except OSError as exc:
+                    why = exc.strerror or exc
+                    raise MergeRefused(f"cannot write the result to {sides.ours}: {why}") from exc
             record = writer.commit(
                 ctx, outcome, proposed, hash_before=sha256_hex(data["ours"]), write=False
             )
-    except MemoryStoreError as exc:
+    except (MemoryStoreError, OSError) as exc:
         raise MergeRefused(f"this clone's project memory cannot record the merge: {exc}") from exc
-    _write_result(sides.ours, result)
     return MergeDone(record, result)
 
 
@@ -233,10 +243,6 @@ def _strings(value: object) -> list[str]:
 
 
 def _write_result(path: Path, data: bytes) -> None:
-    # In place, as git expects (it reads %A back); no link followed, one link only.
-    fd = private_files.open_file(path, os.O_WRONLY | os.O_TRUNC)
-    try:
-        private_files.write_all(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Replace %A whole (git reads it back by name once the driver exits): a crash
+    leaves git's version or ours, never half of one; a link there is refused."""
+    private_files.atomic_write(path, data, root=path.parent)
