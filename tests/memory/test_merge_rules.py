@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from invincat_server.runtime.memory.changeset import BatchContext
+from invincat_server.runtime.memory.dedupe import normalise
 from invincat_server.runtime.memory.limits import MemoryLimits
 from invincat_server.runtime.memory.merge import merge_states
 from invincat_server.runtime.memory.merge_driver import (
@@ -115,6 +116,31 @@ def test_near_duplicate_creates_across_sides_are_one_fact() -> None:
     assert [e.content for e in merged.entries.values()] == [A.content, ours.content]
     assert [a.op for a in outcome.applied] == ["noop", "noop"]
     assert all(a.id == "mem_p_000003" for a in outcome.applied)
+
+
+def test_a_near_duplicate_of_a_reided_create_names_the_entry_under_its_new_id() -> None:
+    # Two older stores, numbered per clone: both created mem_p_000003 and mem_p_000004.
+    ours = [
+        entry("mem_p_000003", "the API lives in src/api"),
+        entry("mem_p_000004", "migrations go in db/migrations"),
+    ]
+    theirs = [
+        entry("mem_p_000003", "deployments go through the release branch"),
+        entry("mem_p_000004", "Deployments go through the release branch!"),
+    ]
+    merged, outcome = merge(state(A), state(A, *ours), state(A, *theirs))
+    facts = sorted(normalise(e.content) for e in merged.entries.values())
+    assert facts == sorted(
+        normalise(c) for c in (A.content, *(e.content for e in ours), theirs[0].content)
+    )
+    parse_store(dump_state(merged), "project")  # a valid store: ids unique
+    (reid,) = [a for a in outcome.applied if a.op == "create"]
+    assert reid.model_extra["reid_from"] == "mem_p_000003"
+    assert merged.entries[reid.id].content == theirs[0].content
+    # The near-duplicate names the entry that holds the fact, not ours' mem_p_000003.
+    (noop,) = [a for a in outcome.applied if a.op == "noop"]
+    assert noop.id == reid.id and reid.id in noop.model_extra["reason"]
+    assert noop.model_extra["lost"] == theirs[1].to_json()
 
 
 def test_an_archived_create_is_not_deduplicated_and_ids_are_opaque() -> None:

@@ -162,13 +162,19 @@ class Changeset:
             )
 
     # -- finishing ------------------------------------------------------------
+    def put_new(self, fields: dict[str, Any], applied: AppliedOp) -> Entry:
+        """Add an entry under a fresh id at once, for a writer that applies no bounds
+        (a merge's re-id) and must know the id while it goes on."""
+        # Random and time-ordered (ids.py): unique across clones, never a reused id.
+        entry_id = new_id(self.ctx.scope, taken=self.work.entries)
+        entry = Entry.model_validate({"id": entry_id, **fields})
+        applied.id = entry_id
+        self.put(entry, applied)
+        return entry
+
     def _allocate(self) -> None:
         for pending in self.pending:
-            # Random and time-ordered (ids.py): unique across clones, never a reused id.
-            entry_id = new_id(self.ctx.scope, taken=self.work.entries)
-            entry = Entry.model_validate({"id": entry_id, **pending.fields})
-            pending.applied.id = entry_id
-            self.put(entry, pending.applied)
+            self.put_new(pending.fields, pending.applied)
         self.pending = []
 
     def finish(self, limits: MemoryLimits, *, bounds: bool = True) -> Outcome:

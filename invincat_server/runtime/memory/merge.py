@@ -4,7 +4,7 @@ Pure: it gets three parsed stores (base, ours, theirs) and returns the changeset
 against *ours*, the version this clone has, so the journal's before/after describe what
 the merge changed here and `revert` can undo it. Ids are compared as opaque strings:
 nothing here reads a number out of an id or assumes an order of ids, so any id scheme
-works. New ids come from the store's own allocator (`Changeset`'s pending creates).
+works. A new id comes from the store's own allocator (`Changeset.put_new`).
 
 The rules (docs/memory.md, "How a merge decides"):
 
@@ -13,11 +13,12 @@ The rules (docs/memory.md, "How a merge decides"):
   ours); the losing version is journaled (`lost`);
 - deleted on one side and changed on the other: the change wins (the entry is kept);
 - created on theirs: kept, unless it is a near-duplicate (dedupe.py, as governance
-  dedupes a create) of an active entry already here, then ours is kept and theirs is
-  journaled as `lost`;
-- one id created on both sides with different content (today's per-clone numbering):
-  a near-duplicate is one fact (ours kept), otherwise both are kept and theirs gets a new
-  id from the allocator, journaled with `reid_from`.
+  dedupes a create) of an active entry already here or of one of theirs' creates kept
+  before it; then the entry kept is the fact, and theirs becomes a `noop` naming it,
+  its content journaled as `lost`;
+- one id created on both sides with different content (the per-clone numbering of
+  older stores, `mem_p_000001`): a near-duplicate is one fact (ours kept), otherwise
+  both are kept and theirs gets a new id at once, journaled with `reid_from`.
 
 Bounds are not applied: a merge keeps every fact of both sides; the next governed batch
 archives the weakest cold entries if the store is over `max_active`, as after a hand edit.
@@ -27,12 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from invincat_server.runtime.memory.changeset import (
-    BatchContext,
-    Changeset,
-    Outcome,
-    PendingCreate,
-)
+from invincat_server.runtime.memory.changeset import BatchContext, Changeset, Outcome
 from invincat_server.runtime.memory.dedupe import DuplicateIndex
 from invincat_server.runtime.memory.limits import MemoryLimits
 from invincat_server.runtime.memory.models import Entry
@@ -51,8 +47,9 @@ def merge_states(
     ctx: BatchContext,
     limits: MemoryLimits,
 ) -> Outcome:
-    """The merged store as an outcome against `ours` (actor and time from `ctx`). A
-    create re-id'd here gets a fresh time-ordered random id (ids.py), which no clone has."""
+    """The merged store as an outcome against `ours` (actor and time from `ctx`), bounds
+    not applied. A create re-id'd here gets a fresh time-ordered random id (ids.py),
+    which no clone has."""
     cs = Changeset(ours, ctx)
     fresh: list[Entry] = []
     for entry_id in _ids_in_order(base, ours, theirs):
@@ -137,15 +134,19 @@ def _merge_existing(
 
 
 def _add_theirs_creates(cs: Changeset, fresh: list[Entry]) -> None:
-    """Theirs' new entries, de-duplicated against what is active here (as governance
-    de-duplicates a create), an id taken here by another entry given a new one."""
+    """Theirs' new entries in order. An active one that is a near-duplicate of an
+    active entry here (ours, or a create of theirs kept before it) is one fact: dropped
+    as a `noop` naming the kept entry's id. Any other is added, under a new id when ours
+    has its id; the index learns the id it is stored under, so a later near-duplicate
+    names the entry that is really there (never ours' entry that had the same old id)."""
     dupes = DuplicateIndex(
         (e.id, e.content)
         for e in cs.work.entries.values()
         if e.status == "active" and e.invalid is None
     )
     for entry in fresh:
-        if entry.status == "active" and entry.invalid is None:
+        indexed = entry.status == "active" and entry.invalid is None
+        if indexed:
             duplicate = dupes.find(entry.content)
             if duplicate is not None:
                 key, similarity = duplicate
@@ -161,14 +162,16 @@ def _add_theirs_creates(cs: Changeset, fresh: list[Entry]) -> None:
                     )
                 )
                 continue
-            dupes.add(entry.id, entry.content)
         if entry.id in cs.work.entries:  # the same id created on both sides
-            cs.pending.append(_reid(entry))
+            stored = _reid(cs, entry)
         else:
             cs.put(entry, AppliedOp.of(op="create", id=entry.id, by="merge", side="theirs"))
+            stored = entry
+        if indexed:
+            dupes.add(stored.id, stored.content)
 
 
-def _reid(entry: Entry) -> PendingCreate:
+def _reid(cs: Changeset, entry: Entry) -> Entry:
     fields: dict[str, Any] = {k: v for k, v in entry.to_json().items() if k not in _NEW_ENTRY_DROPS}
     applied = AppliedOp.of(
         op="create",
@@ -177,4 +180,4 @@ def _reid(entry: Entry) -> PendingCreate:
         reid_from=entry.id,
         reason=f"{entry.id} was created on both sides with different content; theirs got a new id",
     )
-    return PendingCreate(fields=fields, applied=applied, index=None)
+    return cs.put_new(fields, applied)

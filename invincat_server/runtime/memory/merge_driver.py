@@ -107,19 +107,14 @@ def _merge_read_sides(
     states = {side: _parse_side(side, raw) for side, raw in data.items()}
     _refuse_secrets(states)
     files = store_files(home, project_root)
-    writer = StoreWriter(files, lock_timeout=MemoryLimits().lock_timeout)
+    limits = MemoryLimits()  # the defaults: a merge reads no settings (memory_share_cli.py)
+    writer = StoreWriter(files, lock_timeout=limits.lock_timeout)
     project = files["project"]
     try:
         with writer.locked("project"):
             journal.check_resolved(project.journal, root=project.root)  # appendable
             ctx = BatchContext(new_batch_id(), "project", "merge", now_iso())
-            outcome = merge_states(
-                states["base"],
-                states["ours"],
-                states["theirs"],
-                ctx,
-                MemoryLimits(),
-            )
+            outcome = merge_states(states["base"], states["ours"], states["theirs"], ctx, limits)
             result = dump_state(outcome.state) if outcome.changed else data["ours"]
             _parse_side("merged", result)  # the result is validated like any store
             outcome.state.hash = sha256_hex(result)
