@@ -1,9 +1,9 @@
 """Benchmark: the governed merge driver on two 500-entry stores, against git's text merge.
 
-A common ancestor of 450 entries; each side then makes 100 changes: 50 new entries
-(numbered from the same next_seq on both sides, so all 50 ids clash and theirs are
-re-ided) and 50 updates, 10 of them to entries the other side also updated (decided by
-`updated_at`). Each side holds 500 entries.
+A common ancestor of 450 entries (numbered ids, as older stores have them); each side
+then makes 100 changes: 50 new entries (time-ordered random ids, as every create gets
+now: none clash) and 50 updates, 10 of them to entries the other side also updated
+(decided by `updated_at`). Each side holds 500 entries.
 
 Measured, median of N runs, in the same run:
 - `invincat memory merge-driver O A B P` as git runs it: a new process (start-up,
@@ -31,18 +31,19 @@ import tempfile
 import time
 from pathlib import Path
 
+from invincat_server.runtime.memory.ids import new_id
 from invincat_server.runtime.memory.merge_driver import STORE_PATH, MergeSides, merge_store_files
-from invincat_server.runtime.memory.models import Entry, make_id
+from invincat_server.runtime.memory.models import Entry
 from invincat_server.runtime.memory.store import StoreState, dump_state
 
 INVINCAT = str(Path(sys.executable).with_name("invincat"))
 BASE_ENTRIES, CREATES, UPDATES, BOTH = 450, 50, 50, 10
 
 
-def _entry(seq: int, content: str, when: str) -> Entry:
+def _entry(seq: int, content: str, when: str, entry_id: str | None = None) -> Entry:
     return Entry.model_validate(
         {
-            "id": make_id("project", seq),
+            "id": entry_id or f"mem_p_{seq:06d}",
             "scope": "project",
             "section": f"Section {seq % 7}",
             "content": content,
@@ -71,16 +72,17 @@ def _stores() -> tuple[bytes, bytes, bytes]:
                 f"2026-02-0{1 if side == 'ours' else 2}T00:00",
             )
         for n in range(CREATES):
-            seq = BASE_ENTRIES + 1 + n
+            seq = BASE_ENTRIES + 1 + n + (CREATES if side == "theirs" else 0)
             entries[seq] = _entry(
-                seq, f"{side} new fact {n}: {side} table t{n} col c{n}", "2026-03-01T00:00"
+                seq,
+                f"{side} new fact {n}: {side} table t{n} col c{n}",
+                "2026-03-01T00:00",
+                new_id("project"),
             )
         sides.append(entries)
 
     def dump(entries: dict[int, Entry]) -> bytes:
-        state = StoreState("project", next_seq=max(entries) + 1)
-        state.entries = {e.id: e for e in entries.values()}
-        return dump_state(state)
+        return dump_state(StoreState("project", entries={e.id: e for e in entries.values()}))
 
     return dump(base), dump(sides[0]), dump(sides[1])
 
@@ -167,7 +169,7 @@ def main() -> None:
     f = _median_ms(floor)
     print(
         f"two stores of 500 entries, {CREATES + UPDATES} changes per side ({BOTH} entries "
-        f"changed on both sides, {CREATES} clashing ids), median of {runs}, "
+        f"changed on both sides, {CREATES} creates), median of {runs}, "
         f"load average {os.getloadavg()[0]:.1f}:"
     )
     verdict = "met" if d < 500 else "not met"
@@ -176,7 +178,7 @@ def main() -> None:
     print(f"  python -c pass (process floor), wall     {f:7.0f} ms")
     print(f"  the same merge in-process                {i:7.0f} ms")
     print(f"  git merge-file -p (text merge, baseline) {t:7.0f} ms   ratio {d / t:.0f}x (wall)")
-    print(f"  merged store: {merged_entries} entries (450 base + 50 ours + 50 theirs re-ided)")
+    print(f"  merged store: {merged_entries} entries (450 base + 50 ours + 50 theirs)")
 
 
 if __name__ == "__main__":
