@@ -505,8 +505,8 @@ class MemoryListResult(TypedDict):
     (`id` null unless it is a printable id); the valid entries are in `items`."""
     instructions: NotRequired[list[dict[str, Any]]]
     """The project's instruction files, a read-only tier apart from memory (absent for
-    `scope: "user"`): `{source, path, size, included, truncated, skipped, imported_by}`
-    each, never their text (runtime/instructions)."""
+    `scope: "user"`): `{source, path, size, included, truncated, skipped, imported_by,
+    applies_to?}` each, never their text (runtime/instructions)."""
 
 
 class MemoryShowResult(TypedDict):

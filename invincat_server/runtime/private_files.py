@@ -203,6 +203,17 @@ def exists(path: Path, *, root: Path | None = None) -> bool:
     return True
 
 
+def list_names(path: Path, *, root: Path | None = None) -> list[str]:
+    """The names in the folder `path`, reached without following links below the anchor
+    (a folder linked elsewhere is refused, not listed); FileNotFoundError when missing."""
+    base, names = anchor_of(path, root)
+    fd = _walk(base, names, create=False)
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
+
+
 def ensure_dir(path: Path, *, root: Path | None = None) -> None:
     """Create the folder `path` (and those above it, below the anchor) 0700 if missing."""
     base, names = anchor_of(path, root)

@@ -268,6 +268,8 @@ def _print_instructions(files: list[dict[str, Any]] | None) -> None:
             state = f"{item['included']:,} bytes" + (
                 f" of {item['size']:,}, truncated" if item["truncated"] else ""
             )
+            if item.get("applies_to"):  # an auto-attached Cursor rule
+                state += f", applies to {item['applies_to']}"
         print(f"  {item['path']}{by}  [source: {item['source']}]  {state}")
 
 

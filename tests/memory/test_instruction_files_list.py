@@ -76,3 +76,31 @@ def test_a_bad_instructions_setting_fails_the_listing_with_its_key(
 
     assert result.code == 2
     assert "[instructions] files: 'README.md' is not one of" in result.stderr
+
+
+def test_memory_list_names_each_cursor_rule_by_its_own_path(
+    invincat_env: dict[str, str], workspace: Path
+) -> None:
+    rules = workspace / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "style.mdc").write_text("---\nalwaysApply: true\n---\nShort functions.\n")
+    (rules / "api.mdc").write_text("---\nglobs: src/api/**/*.py\n---\nReturn JSON errors.\n")
+    (rules / "db.mdc").write_text("---\ndescription: migrations\n---\nUse alembic.\n")
+    (workspace / ".cursorrules").write_text("Legacy rules.\n")
+
+    listed = json.loads(
+        run_invincat(["memory", "list", "--json", "--cwd", str(workspace)], invincat_env).stdout
+    )["instructions"]
+    text = run_invincat(["memory", "list", "--cwd", str(workspace)], invincat_env).stdout
+
+    assert [(i["source"], i.get("applies_to"), i["skipped"] is None) for i in listed] == [
+        (".cursor/rules/api.mdc", "src/api/**/*.py", True),
+        (".cursor/rules/db.mdc", None, False),
+        (".cursor/rules/style.mdc", None, True),
+        (".cursorrules", None, True),
+    ]
+    assert (
+        "  .cursor/rules/api.mdc  [source: .cursor/rules/api.mdc]  20 bytes, "
+        "applies to src/api/**/*.py"
+    ) in text.splitlines()
+    assert "read the file when the task is about: migrations" in text

@@ -341,3 +341,143 @@ def test_a_bad_setting_is_one_error_naming_the_key(tmp_path: Path, table: str, n
         load_instruction_settings(tmp_path)
 
     assert named in str(caught.value)
+
+
+def rule(root: Path, name: str, text: str) -> Path:
+    return write(root / ".cursor" / "rules" / name, text)
+
+
+def test_cursor_rules_are_read_as_their_frontmatter_says(root: Path) -> None:
+    rule(root, "always.mdc", "---\ndescription: house style\nalwaysApply: true\n---\nAlways.\n")
+    rule(root, "plain.mdc", "No frontmatter: always.\n")
+    rule(root, "ts.mdc", '---\nglobs: src/**/*.ts, "*.tsx"\nalwaysApply: false\n---\n\nStrict.\n')
+    rule(root, "py.mdc", "---\nglobs:\n  - '**/*.py'\n  - tests/**\n---\nPytest.\n")
+    rule(root, "db.mdc", '---\ndescription: "Database migrations"\n---\nMigrate.\n')
+    rule(root, "manual.mdc", "---\nalwaysApply: false\n---\nOnly when asked.\n")
+    rule(root, "notes.md", "not a rule: Cursor reads .mdc files\n")
+    write(root / ".cursorrules", "The legacy rules file.\n")
+
+    found = read_instructions(root)
+    items = [f.to_json() for f in found.files]
+    block = render_block(found.files, found.max_bytes)
+
+    assert [(i["source"], i["path"]) for i in items] == [
+        (f".cursor/rules/{name}", f".cursor/rules/{name}")
+        for name in ("always.mdc", "db.mdc", "manual.mdc", "plain.mdc", "py.mdc", "ts.mdc")
+    ] + [(".cursorrules", ".cursorrules")]
+    listed = by_path(items)
+    # Always-applied ones and files without frontmatter: included, the frontmatter not shown.
+    assert listed[".cursor/rules/always.mdc"]["included"] == len("Always.\n")
+    assert "### source: .cursor/rules/always.mdc — .cursor/rules/always.mdc\nAlways." in block
+    assert "house style" not in block and "alwaysApply: true" not in block
+    assert "No frontmatter: always." in block and "The legacy rules file." in block
+    # Scoped by globs: included, with the files they apply to.
+    assert listed[".cursor/rules/ts.mdc"]["applies_to"] == "src/**/*.ts, *.tsx"
+    assert listed[".cursor/rules/py.mdc"]["applies_to"] == "**/*.py, tests/**"
+    assert "applies_to" not in listed[".cursor/rules/always.mdc"]
+    assert (
+        "— .cursor/rules/ts.mdc\n[applies only to files matching: src/**/*.ts, *.tsx]\nStrict."
+    ) in block
+    # Applied on request or by mention: named with how to get them, their text not shown.
+    assert listed[".cursor/rules/db.mdc"]["skipped"] == (
+        "not included: a Cursor rule applied on request; read the file when the task is "
+        "about: Database migrations"
+    )
+    assert "mention @.cursor/rules/manual.mdc" in listed[".cursor/rules/manual.mdc"]["skipped"]
+    assert "Migrate." not in block and "Only when asked." not in block
+    assert "[.cursor/rules/db.mdc — not included" in block
+    assert "notes.md" not in block
+
+
+def test_cursor_rules_share_the_cap_and_only_what_is_shown_counts(root: Path) -> None:
+    write(root / "AGENTS.md", "a" * 40 + "\n")
+    rule(root, "a.mdc", "---\ndescription: " + "d" * 80 + "\n---\nnever shown\n")
+    rule(root, "b.mdc", "---\nalwaysApply: true\n---\n" + "b" * 30 + "\n" + "c" * 30 + "\n")
+    write(root / ".cursorrules", "never reached\n")
+
+    found = read_instructions(root, settings=InstructionSettings(max_bytes=80))
+    items = by_path([f.to_json() for f in found.files])
+
+    assert items[".cursor/rules/a.mdc"]["included"] == 0  # costs none of the cap
+    assert items[".cursor/rules/b.mdc"]["included"] == 31  # the frontmatter costs nothing
+    assert items[".cursor/rules/b.mdc"]["truncated"] is True
+    assert items[".cursorrules"]["skipped"] == "not read: the instruction files' cap is reached"
+
+
+def test_cursor_rules_are_confined_to_the_project(root: Path, tmp_path: Path) -> None:
+    theirs = write(tmp_path / "theirs" / "secret.mdc", "OUTSIDE RULE\n")
+    (root / ".cursor").mkdir()
+    os.symlink(theirs.parent, root / ".cursor" / "rules")  # the folder linked out
+
+    found = read_instructions(root)
+    (only,) = found.files
+    assert (only.path, only.skipped) == (".cursor/rules", only.skipped)
+    assert only.skipped is not None and only.skipped.startswith("cannot be read (is a symbolic")
+    assert "secret.mdc" not in str(only.to_json())  # the folder's names are not even listed
+
+    os.unlink(root / ".cursor" / "rules")
+    rule(root, "ours.mdc", "our rule\n")
+    os.symlink(theirs, root / ".cursor" / "rules" / "linked.mdc")  # a rule linked out
+    found = read_instructions(root)
+    items = by_path([f.to_json() for f in found.files])
+    assert items[".cursor/rules/linked.mdc"]["skipped"].startswith("refused: it leads outside")
+    assert items[".cursor/rules/ours.mdc"]["skipped"] is None
+    assert "OUTSIDE RULE" not in render_block(found.files, found.max_bytes)
+
+
+def test_a_bad_cursor_rule_costs_that_rule_only(root: Path) -> None:
+    rule(root, "a.mdc", b"binary\x00rule")
+    rule(root, "b\x1b[31m.mdc", "an escape in the name\n")
+    rule(root, "c.mdc", "---\nglobs: *.py\nno end of the frontmatter\n")
+    (root / ".cursor" / "rules" / "d.mdc").mkdir()
+    rule(root, "e.mdc", "---\ndescription: \x1b]0;pwned\x07 tests\n---\nx\n")
+
+    items = [f.to_json() for f in read_instructions(root).files]
+
+    assert [(i["path"], i["skipped"] is None) for i in items] == [
+        (".cursor/rules/a.mdc", False),
+        (".cursor/rules/b\\x1b[31m.mdc", False),
+        (".cursor/rules/c.mdc", True),  # unclosed: all of it is text
+        (".cursor/rules/d.mdc", False),
+        (".cursor/rules/e.mdc", False),
+    ]
+    assert "\x1b" not in str(items) and "\x07" not in str(items)
+    assert items[2]["included"] == len("---\nglobs: *.py\nno end of the frontmatter\n")
+
+
+def test_a_secret_in_a_cursor_rule_is_redacted_everywhere_it_is_shown(root: Path) -> None:
+    creds = credentials()
+    rule(root, "a.mdc", "---\ndescription: deploy with " + creds[0].text + "\n---\nx\n")
+    rule(root, "b.mdc", "---\nglobs: " + creds[1].text + "\n---\nscoped\n")
+    rule(root, "c.mdc", "".join(c.text + "\n" for c in creds))
+
+    found = read_instructions(root)
+    block = render_block(found.files, found.max_bytes)
+
+    assert not leaked(block, creds), leaked(block, creds)
+
+
+def test_cursor_rules_are_read_again_when_one_is_added(root: Path) -> None:
+    files = InstructionFiles(root)
+    rule(root, "a.mdc", "first rule\n")
+    assert "first rule" in files.render()
+    rule(root, "b.mdc", "second rule\n")
+    assert "second rule" in files.render()
+    (root / ".cursor" / "rules" / "a.mdc").unlink()
+    assert "first rule" not in files.render()
+
+
+def test_cursor_rules_are_configured_like_the_other_kinds(root: Path, tmp_path: Path) -> None:
+    write(root / "AGENTS.md", "agents\n")
+    rule(root, "a.mdc", "rule\n")
+    write(root / ".cursorrules", "legacy\n")
+
+    assert [i["path"] for i in listed(root, files=(".cursorrules", ".cursor/rules"))] == [
+        ".cursorrules",
+        ".cursor/rules/a.mdc",
+    ]
+    assert [i["path"] for i in listed(root, files=("AGENTS.md",))] == ["AGENTS.md"]
+    (tmp_path / "config.toml").write_text(
+        '[instructions]\nfiles = [".cursor/rules"]\n', encoding="utf-8"
+    )
+    assert load_instruction_settings(tmp_path).files == (".cursor/rules",)

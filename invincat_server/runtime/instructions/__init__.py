@@ -1,6 +1,7 @@
 """The team's instruction files (AGENTS.md, CLAUDE.md, .github/copilot-instructions.md,
-GEMINI.md) as a read-only rules tier: read confined and capped (files.py), shown to the
-main agent ahead of governed memory (render.py), listed next to memory by every front end.
+GEMINI.md, Cursor's rules) as a read-only rules tier: read confined and capped (files.py,
+cursor_rules.py), shown to the main agent ahead of governed memory (render.py), listed
+next to memory by every front end.
 
 Nothing here writes those files, and governed memory is never written into them. Cheap to
 import: no pydantic, no LangChain; redaction is loaded when a block is first rendered.

@@ -3,8 +3,9 @@ what is refused.
 
 - `AGENTS.md`, `CLAUDE.md`, `GEMINI.md` at every level from the project root down to the
   working folder, root first (as Codex reads AGENTS.md: the nearer file comes later and
-  refines the ones above it); `.github/copilot-instructions.md` at the root. Kinds in the
-  configured order (settings.py).
+  refines the ones above it); `.github/copilot-instructions.md`, `.cursorrules` and each
+  `.cursor/rules/*.mdc` (name order, as its frontmatter says: cursor_rules.py) at the
+  root. Kinds in the configured order (settings.py).
 - A CLAUDE.md's `@path` imports (imports.py), relative to the importing file, at most
   `MAX_IMPORT_DEPTH` hops deep; a cycle, a deeper import and an import leaving the
   project are listed as refused, never read. A missing import is ignored (as Claude Code
@@ -33,9 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from invincat_server.runtime import private_files
+from invincat_server.runtime.instructions import cursor_rules
 from invincat_server.runtime.instructions.imports import MAX_IMPORTS_PER_FILE, find_imports
 from invincat_server.runtime.instructions.settings import (
     CLAUDE_MD,
+    CURSOR_RULES,
     NESTED,
     InstructionSettings,
 )
@@ -56,8 +59,9 @@ class InstructionFile:
     """One instruction file as read (or refused)."""
 
     source: str
-    """Its kind: `AGENTS.md`, `CLAUDE.md`, `.github/copilot-instructions.md`, `GEMINI.md`
-    (an import's is its importing file's)."""
+    """Its kind: `AGENTS.md`, `CLAUDE.md`, `.github/copilot-instructions.md`, `GEMINI.md`,
+    `.cursorrules` (an import's is its importing file's); a Cursor rule's is its own path
+    (`.cursor/rules/NAME.mdc`)."""
     path: str
     """Relative to the project root (as written, for an import refused before it was
     resolved inside it)."""
@@ -69,14 +73,17 @@ class InstructionFile:
     skipped: str | None = None
     """Why none of it is included (None: included)."""
     imported_by: str | None = None
+    applies_to: str | None = None
+    """The globs an auto-attached Cursor rule applies to (None: it always applies)."""
 
     @property
     def included(self) -> int:
         return len(self.text.encode("utf-8"))
 
     def to_json(self) -> dict[str, Any]:
-        """As the memory views list it (docs/protocol.md): never the text itself."""
-        return {
+        """As the memory views list it (docs/protocol.md): never the text itself;
+        `applies_to` only when there is one."""
+        listed: dict[str, Any] = {
             "source": self.source,
             "path": self.path,
             "size": self.size,
@@ -85,6 +92,9 @@ class InstructionFile:
             "skipped": self.skipped,
             "imported_by": self.imported_by,
         }
+        if self.applies_to is not None:
+            listed["applies_to"] = self.applies_to
+        return listed
 
 
 @dataclass(frozen=True)
@@ -135,7 +145,7 @@ def read_instructions(
     home: Path | None = None,
 ) -> InstructionSet:
     """The instruction files of the project at `root` for `working_dir` (default: the
-    root), under `settings` (default: all four kinds, 32 KiB); `home`: $INVINCAT_HOME,
+    root), under `settings` (default: every kind, 32 KiB); `home`: $INVINCAT_HOME,
     never read from."""
     settings = settings or InstructionSettings()
     reading = _Reading(Path(os.path.realpath(root)), settings.max_bytes, home)
@@ -157,7 +167,29 @@ class _Reading:
     CLAUDE.md that is a link to AGENTS.md) is included once."""
 
     def top_level(self, kind: str, path: Path) -> None:
-        self.read(kind, path, self.rel(path), imported_by=None, chain=())
+        if kind == CURSOR_RULES:
+            self.cursor_rules(path)
+        else:
+            self.read(kind, path, self.rel(path), imported_by=None, chain=())
+
+    def cursor_rules(self, folder: Path) -> None:
+        """Each `.mdc` file of the root's `.cursor/rules`, in name order. The folder is
+        listed with no link followed: one linked elsewhere is refused, its names unseen."""
+        self.watched.append((folder, stat_key(folder)))  # a rule added or removed
+        try:
+            names = private_files.list_names(folder, root=self.root)
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            self.skip(CURSOR_RULES, CURSOR_RULES, f"cannot be read ({_why(exc)})")
+            return
+        for name in cursor_rules.rule_names(names):
+            shown = f"{CURSOR_RULES}/{name}"
+            if not name.isprintable():  # a terminal escape in a name reaches no screen
+                shown = f"{CURSOR_RULES}/{name.encode('unicode_escape').decode('ascii')}"
+                self.skip(shown, shown, "skipped: its name holds a control character")
+                continue
+            self.read(shown, folder / name, shown, imported_by=None, chain=(), rule=True)
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -166,8 +198,16 @@ class _Reading:
         self.files.append(InstructionFile(kind, path, skipped=reason, **more))
 
     def read(
-        self, kind: str, path: Path, shown: str, *, imported_by: str | None, chain: tuple[Path, ...]
+        self,
+        kind: str,
+        path: Path,
+        shown: str,
+        *,
+        imported_by: str | None,
+        chain: tuple[Path, ...],
+        rule: bool = False,
     ) -> None:
+        """`rule`: a Cursor rule, whose frontmatter decides what is included."""
         # Stat before reading: a change during the read shows as a new key next time.
         self.watched.append((path, stat_key(path)))
         extra: dict[str, Any] = {"imported_by": imported_by}
@@ -186,7 +226,7 @@ class _Reading:
                 extra["size"] = _size(real)
             self.skip(kind, shown, refusal, **extra)
         else:
-            self.open_and_read(kind, real, shown, extra, chain)
+            self.open_and_read(kind, real, shown, extra, chain, rule=rule)
 
     def refusal(self, real: Path, chain: tuple[Path, ...]) -> str | None:
         """Why the file at real path `real` is not read, or None."""
@@ -206,7 +246,14 @@ class _Reading:
         return None
 
     def open_and_read(
-        self, kind: str, real: Path, shown: str, extra: dict[str, Any], chain: tuple[Path, ...]
+        self,
+        kind: str,
+        real: Path,
+        shown: str,
+        extra: dict[str, Any],
+        chain: tuple[Path, ...],
+        *,
+        rule: bool = False,
     ) -> None:
         try:
             # No link followed below the root: `real` was checked, and what is opened is
@@ -219,23 +266,35 @@ class _Reading:
             return
         with os.fdopen(fd, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            data = fh.read(self.remaining + 1)  # never more than the cap allows, plus one
+            # Never more than the cap allows, plus one; a Cursor rule's frontmatter is
+            # read beyond it (only the text shown counts).
+            limit = self.remaining + (cursor_rules.MAX_FRONTMATTER_BYTES if rule else 0)
+            data = fh.read(limit + 1)
         extra["size"] = size
-        truncated = len(data) > self.remaining
-        data = data[: self.remaining]
+        cut = len(data) > limit
+        data = data[:limit]
         if b"\0" in data:
             self.skip(kind, shown, "skipped: it holds a NUL byte (a binary file?)", **extra)
             return
         try:
-            text = _decode(data, partial=truncated)
+            text = _decode(data, partial=cut)
         except UnicodeDecodeError as exc:
             self.skip(kind, shown, f"skipped: it is not UTF-8 text (byte {exc.start})", **extra)
             return
+        if rule:
+            found = cursor_rules.parse_rule(text)
+            decided = cursor_rules.verdict(found, shown)
+            if not decided.include:  # costs none of the cap: nothing of it is shown
+                self.skip(kind, shown, decided.reason or "not included", **extra)
+                return
+            text, extra["applies_to"] = found.body, decided.applies_to
+        shown_bytes = text.encode("utf-8")
+        truncated = cut or len(shown_bytes) > self.remaining
         if truncated:
-            text = _cut_at_line(text)
+            text = _cut_at_line(_decode(shown_bytes[: self.remaining], partial=True))
             self.remaining = 0  # the files after a cut one would read out of order
         else:
-            self.remaining -= len(data)
+            self.remaining -= len(shown_bytes)
         self.seen[real] = shown
         self.files.append(InstructionFile(kind, shown, text=text, truncated=truncated, **extra))
         if kind == CLAUDE_MD:

@@ -4,7 +4,8 @@ memory, re-read only when one of them changed.
 Each file is its own section labelled by its source (`### source: AGENTS.md — pkg/AGENTS.md`),
 its text redacted (memory/redaction.py: a token pasted into AGENTS.md does not reach the
 model), a cut file ends with a visible `[truncated: …]` line and a refused one a
-`[path — why]` line, so the model knows what it does not see. The heading says what the
+`[path — why]` line, so the model knows what it does not see; a Cursor rule scoped by
+globs says so under its heading (`[applies only to files matching: …]`). The heading says what the
 files are: repository text, guidance for the work, never an approval.
 
 `InstructionFiles` keeps the last read with the stat of every path it looked at (present or
@@ -43,7 +44,8 @@ def render_block(files: Sequence[InstructionFile], max_bytes: int) -> str:
     for item in files:
         by = f" (imported by {item.imported_by})" if item.imported_by else ""
         if item.skipped is not None:
-            parts.append(f"[{item.path}{by} — {item.skipped}]")
+            # Redacted too: a Cursor rule's reason quotes its description.
+            parts.append(redact_text(f"[{item.path}{by} — {item.skipped}]"))
             continue
         if not item.text.strip():
             continue
@@ -54,7 +56,10 @@ def render_block(files: Sequence[InstructionFile], max_bytes: int) -> str:
                 f"{item.included:,} are shown (instruction files are capped at "
                 f"{max_bytes:,} bytes in all)]"
             )
-        parts.append(f"### source: {item.source} — {item.path}{by}\n{body}")
+        scope = ""
+        if item.applies_to is not None:  # an auto-attached Cursor rule
+            scope = redact_text(f"\n[applies only to files matching: {item.applies_to}]")
+        parts.append(f"### source: {item.source} — {item.path}{by}{scope}\n{body}")
         shown = True
     if not shown:
         return ""

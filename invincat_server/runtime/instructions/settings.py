@@ -17,12 +17,17 @@ AGENTS_MD = "AGENTS.md"
 CLAUDE_MD = "CLAUDE.md"
 COPILOT_MD = ".github/copilot-instructions.md"
 GEMINI_MD = "GEMINI.md"
+CURSOR_RULES = ".cursor/rules"
+"""A folder: each `.cursor/rules/NAME.mdc` in it is a file of its own (cursor_rules.py)."""
+CURSORRULES = ".cursorrules"
+"""Cursor's older single rules file."""
 
-KINDS = (AGENTS_MD, CLAUDE_MD, COPILOT_MD, GEMINI_MD)
+KINDS = (AGENTS_MD, CLAUDE_MD, COPILOT_MD, GEMINI_MD, CURSOR_RULES, CURSORRULES)
 """Every kind of instruction file Invincat knows, in the default reading order."""
 NESTED = frozenset({AGENTS_MD, CLAUDE_MD, GEMINI_MD})
 """Kinds read at every level from the project root down to the working folder (as
-Codex, Claude Code and Gemini CLI do); the others only at the root."""
+Codex, Claude Code and Gemini CLI do); the others only at the root (Cursor reads its
+rules from the root's `.cursor/rules`)."""
 
 DEFAULT_MAX_BYTES = 32 * 1024
 MAX_BYTES_LIMIT = 1024 * 1024
