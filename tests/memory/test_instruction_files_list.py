@@ -59,7 +59,7 @@ def test_memory_list_json_has_an_instructions_key_apart_from_items(
         ("AGENTS.md", None, None),
         ("CLAUDE.md", None, None),
         (
-            "../outside.md",
+            "<outside project>",  # ../outside.md: never a path outside as written
             "CLAUDE.md",
             "refused: it leads outside the project (a link or a path out of it)",
         ),

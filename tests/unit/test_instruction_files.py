@@ -160,13 +160,53 @@ def test_imports_outside_the_project_are_refused_and_never_read(root: Path, tmp_
         fh.write("@link.md\n")
 
     found = read_instructions(root)
-    items = by_path([f.to_json() for f in found.files])
+    imports = [f.to_json() for f in found.files if f.imported_by == "CLAUDE.md"]
 
-    for path in ("../outside.md", str(secret), "link.md"):
-        assert items[path]["skipped"].startswith("refused: it leads outside the project"), path
-    assert "home folder" in items["~/notes.md"]["skipped"]
-    assert "refused: it is in .git/, .invincat/" in items[".invincat/config.toml"]["skipped"]
+    outside = "refused: it leads outside the project"
+    expected = [
+        ("<outside project>", outside),  # ../outside.md
+        ("<outside project>", outside),  # its absolute path
+        ("<outside project>", "refused: it is in the home folder"),  # ~/notes.md
+        (".invincat/config.toml", "refused: it is in .git/, .invincat/"),
+        ("link.md", outside),  # a link inside the project: named where it is
+    ]
+    assert [i["path"] for i in imports] == [path for path, _ in expected]
+    for item, (_, reason) in zip(imports, expected, strict=True):
+        assert item["skipped"].startswith(reason), item
     assert "OUTSIDE TEXT" not in render_block(found.files, found.max_bytes)
+
+
+def test_no_absolute_path_nor_home_folder_reaches_the_prompt_or_the_listing(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home" / "alice"
+    monkeypatch.setenv("HOME", str(home))
+    notes = write(home / "notes.md", "alice's notes\n")
+    write(tmp_path / "outside.md", "outside\n")
+    write(root / "docs" / "style.md", "style @../../outside.md\n")
+    write(
+        root / "CLAUDE.md",
+        f"@{notes} @~/notes.md @../outside.md @{root}/docs/style.md @docs/{'x/' * 7}deep.md\n"
+        + "".join(f" @n{n}.md" for n in range(40))
+        + f" @{tmp_path}/the-41st.md\n",
+    )
+    (root / ".cursor").mkdir()
+    os.symlink(home, root / ".cursor" / "rules")  # a link's target is not named either
+
+    found = read_instructions(root)
+    block = render_block(found.files, found.max_bytes)
+    listing = str([f.to_json() for f in found.files])
+    # What Invincat writes into the prompt around the files' own text (which is the
+    # repository's, written paths and all): the headings and the bracketed notes.
+    ours = "\n".join(line for line in block.splitlines() if line.startswith(("###", "[")))
+
+    for shown in (ours, listing):
+        assert str(tmp_path) not in shown and "alice" not in shown and "~/" not in shown
+    imports = {f.path: f for f in found.files if f.imported_by is not None}
+    assert imports["docs/style.md"].imported_by == "CLAUDE.md"  # absolute inside: relative
+    assert "[<outside project> (imported by docs/style.md) — refused: it leads outside" in block
+    assert "[<outside project> (imported by CLAUDE.md) — refused: it is in the home" in block
+    assert "[.cursor/rules — cannot be read (is a symbolic link)]" in block
 
 
 def test_a_symlink_out_of_the_project_is_refused_and_one_inside_is_read_once(

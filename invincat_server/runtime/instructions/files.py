@@ -8,7 +8,9 @@ what is refused.
   root. Kinds in the configured order (settings.py).
 - A CLAUDE.md's `@path` imports (imports.py), relative to the importing file, at most
   `MAX_IMPORT_DEPTH` hops deep; a cycle, a deeper import and an import leaving the
-  project are listed as refused, never read. A missing import is ignored (as Claude Code
+  project are listed as refused, never read. Every path is listed relative to the root,
+  one outside it as `<outside project>`: no absolute path or home folder reaches the
+  prompt. A missing import is ignored (as Claude Code
   does: `@pytest.fixture` in prose is no file), but watched.
 - Confined: a path whose real location (symlinks followed) is outside the project, or in
   `.git/`, `.invincat/` or `$INVINCAT_HOME`, is refused; the real file is then opened
@@ -49,6 +51,10 @@ MAX_FILES = 64
 _PRIVATE_DIRS = frozenset({".git", ".invincat"})
 
 CAP_REACHED = "not read: the instruction files' cap is reached"
+OUTSIDE_PATH = "<outside project>"
+"""How a refused import outside the project is named in the listings and the prompt:
+never as written (an absolute path or `~/…` would tell the model where the user's files
+are and who the user is)."""
 OUTSIDE = "refused: it leads outside the project (a link or a path out of it)"
 
 StatKey = tuple[tuple[int, ...] | None, tuple[int, ...] | None]
@@ -63,8 +69,8 @@ class InstructionFile:
     `.cursorrules` (an import's is its importing file's); a Cursor rule's is its own path
     (`.cursor/rules/NAME.mdc`)."""
     path: str
-    """Relative to the project root (as written, for an import refused before it was
-    resolved inside it)."""
+    """Relative to the project root; `<outside project>` for an import refused as leading
+    outside it (never the path as written)."""
     size: int | None = None
     """Bytes on disk; None when it was not opened."""
     text: str = ""
@@ -300,30 +306,39 @@ class _Reading:
         if kind == CLAUDE_MD:
             self.follow_imports(kind, real, shown, text, (*chain, real))
 
+    def import_path(self, importer: Path, target: str) -> Path | None:
+        """Where an import of the file at real path `importer` points, as written (links
+        not followed), when that is inside the project; None for anything outside."""
+        if target.startswith("~"):
+            return None
+        path = Path(os.path.normpath(importer.parent / target))
+        return path if path.is_relative_to(self.root) else None
+
     def follow_imports(
         self, kind: str, real: Path, shown: str, text: str, chain: tuple[Path, ...]
     ) -> None:
         targets = find_imports(text)
         for target in targets[:MAX_IMPORTS_PER_FILE]:
             extra: dict[str, Any] = {"imported_by": shown}
+            path = self.import_path(real, target)
+            named = self.rel(path) if path is not None else OUTSIDE_PATH
             if len(chain) > MAX_IMPORT_DEPTH:
                 self.skip(
-                    kind, target, f"refused: imports nest deeper than {MAX_IMPORT_DEPTH}", **extra
+                    kind, named, f"refused: imports nest deeper than {MAX_IMPORT_DEPTH}", **extra
                 )
             elif target.startswith("~"):
                 self.skip(
-                    kind, target, "refused: it is in the home folder, outside the project", **extra
+                    kind, named, "refused: it is in the home folder, outside the project", **extra
                 )
+            elif path is None:  # refused as written: nothing outside is even looked at
+                self.skip(kind, named, OUTSIDE, **extra)
             else:
-                path = Path(os.path.normpath(real.parent / target))
-                if path.is_relative_to(self.root):
-                    self.read(kind, path, self.rel(path), imported_by=shown, chain=chain)
-                else:  # refused as written: nothing outside is even looked at
-                    self.skip(kind, target, OUTSIDE, **extra)
+                self.read(kind, path, named, imported_by=shown, chain=chain)
         if len(targets) > MAX_IMPORTS_PER_FILE:
+            extra_path = self.import_path(real, targets[MAX_IMPORTS_PER_FILE])
             self.skip(
                 kind,
-                targets[MAX_IMPORTS_PER_FILE],
+                self.rel(extra_path) if extra_path is not None else OUTSIDE_PATH,
                 f"not read: {shown} has more than {MAX_IMPORTS_PER_FILE} imports; "
                 f"the {len(targets) - MAX_IMPORTS_PER_FILE} after the first are ignored",
                 imported_by=shown,
@@ -359,7 +374,9 @@ def _cut_at_line(text: str) -> str:
 
 def _why(exc: BaseException) -> str:
     if isinstance(exc, private_files.UnsafePathError):
-        return exc.problem
+        # Without the link's target (`is a symbolic link (to /home/me/…)`): it names a
+        # place outside the project, which neither the prompt nor the listing shows.
+        return exc.problem.split(" (to ", 1)[0]
     if isinstance(exc, OSError) and exc.errno == errno.EACCES:
         return "permission denied"
     if isinstance(exc, OSError) and exc.strerror:
