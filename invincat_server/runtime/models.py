@@ -31,7 +31,11 @@ from invincat_server.runtime.request_params import (
     adapt_payload,
     token_limit_param,
 )
-from invincat_server.runtime.server_refusals import aretrying_stream, retrying_stream
+from invincat_server.runtime.server_refusals import (
+    aretrying_stream,
+    note_sent,
+    retrying_stream,
+)
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -143,12 +147,12 @@ def _strict_chat_openai() -> type[ChatOpenAI]:
         """The name the output-token cap is sent under (request_params.py)."""
         refused_params: set[str] = Field(default_factory=set, exclude=True)
         """What this server refused by name (HTTP 400): not sent again by this model."""
-        sent_params: frozenset[str] = Field(default=frozenset(), exclude=True)
 
         def _get_request_payload(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
             payload: dict[str, Any] = super()._get_request_payload(*args, **kwargs)
             adapt_payload(payload, self.token_limit_param, self.refused_params)
-            self.sent_params = frozenset(payload)
+            # Per request, not on the model, which concurrent turns share.
+            note_sent(payload)
             return payload
 
         def _checker(self) -> _StreamChecker:

@@ -7,10 +7,17 @@ named, and that model never sends it again (said once, on the `invincat.models` 
 which the terminal shows on stderr). A 400 that refuses the tools themselves ends the turn
 with what to do (`ToolCallingUnsupportedError`): every agent of Invincat works through
 tool calls.
+
+What a request sent is kept per request, not on the model: one model instance serves
+every session of a language server or ACP process, and two turns streaming at once must
+not judge one's 400 by the other's parameters. A context variable does it: each asyncio
+task (and thread) has its own, and a request's payload is built and its 400 handled in
+the same one (`retrying_stream`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -26,6 +33,16 @@ from invincat_server.runtime.request_params import (
 
 log = logging.getLogger("invincat.models")
 
+_sent: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "invincat_sent_params", default=frozenset()
+)
+
+
+def note_sent(payload: dict[str, Any]) -> None:
+    """Remember the parameters of the request being sent, for this task or thread only
+    (called as the payload is built)."""
+    _sent.set(frozenset(payload))
+
 
 def learn_from_refusal(model: Any, exc: Exception) -> bool:
     """After a 400 to `model` (a StrictChatOpenAI): True when it refused a parameter the
@@ -33,7 +50,7 @@ def learn_from_refusal(model: Any, exc: Exception) -> bool:
     ToolCallingUnsupportedError when it refused the tools; False otherwise."""
     message = str(getattr(exc, "message", "") or exc)
     param = getattr(exc, "param", None)
-    sent = model.sent_params - model.refused_params
+    sent = _sent.get() - model.refused_params
     where = model.openai_api_base or "the default OpenAI endpoint"
     refused = refused_param(message, param if isinstance(param, str) else None, sent)
     if refused is not None:
@@ -68,6 +85,7 @@ def retrying_stream(model: Any, stream: Callable[[], Iterator[Any]]) -> Iterator
 
     for _ in range(len(DROPPABLE) + 1):
         started = False
+        _sent.set(frozenset())  # nothing of an earlier request counts for this one
         try:
             for chunk in stream():
                 started = True
@@ -86,6 +104,7 @@ async def aretrying_stream(
 
     for _ in range(len(DROPPABLE) + 1):
         started = False
+        _sent.set(frozenset())  # nothing of an earlier request counts for this one
         try:
             async for chunk in stream():
                 started = True

@@ -5,6 +5,7 @@ error event) is in tests/terminal/test_server_refusals.py."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from invincat_server.runtime.errors import ToolCallingUnsupportedError
 from invincat_server.runtime.models import build_chat_model
 from invincat_server.runtime.request_params import refused_param, refuses_tools
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.deadlines import DEADLINE
 
 TOOL = {
     "type": "function",
@@ -25,6 +27,10 @@ TOOL = {
 
 
 def model_for(server: FakeOpenAIServer, tmp_path: Path, **binding: Any) -> Any:
+    return base_model(server, tmp_path).bind_tools([TOOL], **binding)
+
+
+def base_model(server: FakeOpenAIServer, tmp_path: Path) -> Any:
     settings = Settings(
         home=tmp_path,
         model="fake-model",
@@ -33,7 +39,7 @@ def model_for(server: FakeOpenAIServer, tmp_path: Path, **binding: Any) -> Any:
         request_timeout=60,
         max_retries=0,
     )
-    return build_chat_model(settings).bind_tools([TOOL], **binding)
+    return build_chat_model(settings)
 
 
 async def test_a_refused_tool_choice_is_dropped_once_and_for_the_session(
@@ -51,6 +57,36 @@ async def test_a_refused_tool_choice_is_dropped_once_and_for_the_session(
     assert all(body["tools"] for body in sent)
     [said] = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
     assert "refused `tool_choice`" in said and "no longer sends it" in said
+
+
+async def test_a_400_is_judged_by_its_own_request_while_another_is_sent_meanwhile(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """One model instance serves every session of a language server or ACP process: the
+    memory agent's forced tool_choice refused while another session's request (without
+    it) goes out still drops tool_choice and retries, instead of failing the turn because
+    the other request's parameters were taken for its own."""
+    refusal = "tool_choice is not supported by this server"
+    forced_turn = {"match": {"last_user_contains": "forced"}}
+    fake_openai.add_steps(
+        [
+            # Held back so that the other request is built and sent meanwhile.
+            {**forced_turn, "fault": "http_400", "message": refusal, "delay": 4},
+            {"match": {"last_user_contains": "other"}, "content": "other answer"},
+            {**forced_turn, "content": "forced answer"},
+        ]
+    )
+    model = base_model(fake_openai, tmp_path)
+    forced = model.bind_tools([TOOL], tool_choice="lookup")
+
+    first = asyncio.create_task(forced.ainvoke("forced"))
+    await asyncio.to_thread(fake_openai.wait_for_requests, 1, DEADLINE)
+    assert (await model.bind_tools([TOOL]).ainvoke("other")).content == "other answer"
+    assert not first.done()  # the other request was sent while the 400 was on its way
+
+    assert (await first).content == "forced answer"
+    sent = fake_openai.chat_requests()
+    assert ["tool_choice" in body for body in sent] == [True, False, False]
 
 
 async def test_parallel_tool_calls_named_in_the_param_field_is_dropped(
