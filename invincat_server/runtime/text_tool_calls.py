@@ -182,15 +182,13 @@ def _function_tags(text: str) -> list[_Candidate]:
 
 
 def _typed(args: dict[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Qwen3-Coder writes every parameter as text: a value the schema does not type as a
+    """Qwen3-Coder writes every parameter as text: a value the schema does not let be a
     string is read as JSON when it is JSON (`3`, `[1, 2]`), as its parsers do."""
     properties = (schema or {}).get("properties")
     properties = properties if isinstance(properties, Mapping) else {}
     typed: dict[str, Any] = {}
     for key, value in args.items():
-        spec = properties.get(key)
-        kind = spec.get("type") if isinstance(spec, Mapping) else None
-        if kind == "string" or not isinstance(value, str):
+        if not isinstance(value, str) or _takes_string(properties.get(key)):
             typed[key] = value
             continue
         try:
@@ -198,6 +196,24 @@ def _typed(args: dict[str, Any], schema: Mapping[str, Any] | None) -> dict[str, 
         except (ValueError, RecursionError):
             typed[key] = value
     return typed
+
+
+def _takes_string(spec: Any, depth: int = 0) -> bool:
+    """Whether a parameter's schema lets its value be a string: `type: "string"`, a type
+    list holding it (`["string", "null"]`, as Pydantic writes an optional string), or an
+    `anyOf`/`oneOf` branch that does. Such a value stays as written: `null` or `123` is
+    then that text, not JSON."""
+    if not isinstance(spec, Mapping) or depth > 8:  # depth: a schema nested on purpose
+        return False
+    kind = spec.get("type")
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        return True
+    branches = [b for key in ("anyOf", "oneOf") for b in _as_list(spec.get(key))]
+    return any(_takes_string(branch, depth + 1) for branch in branches)
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _mistral(rest: str, attempts: _Budget) -> list[_Candidate]:

@@ -235,3 +235,30 @@ def test_text_parameters_are_typed_by_the_schema() -> None:
     )
     # `path` is a string in the schema (kept as written), `limit` an integer (read as JSON).
     assert found(text) == [("read_file", {"path": "123", "limit": 20}, None)]
+
+
+@pytest.mark.parametrize(
+    "path_schema",
+    [
+        {"anyOf": [{"type": "string"}, {"type": "null"}]},  # Pydantic's `str | None`
+        {"type": ["string", "null"]},
+        {"oneOf": [{"type": "null"}, {"anyOf": [{"type": "string", "minLength": 1}]}]},
+    ],
+)
+def test_a_nullable_string_parameter_stays_a_string(path_schema: dict) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"path": path_schema, "limit": {"type": ["integer", "null"]}},
+        "required": ["path"],
+    }
+    text = (
+        "<tool_call><function=read_file>\n<parameter=path>\n123\n</parameter>\n"
+        "<parameter=limit>\n20\n</parameter>\n</function></tool_call>"
+    )
+    [call] = find_text_tool_calls(text, {"read_file": schema}).calls
+    # `path` may be a string: kept as written (not the number 123), so it validates;
+    # `limit` may not: read as JSON.
+    assert (call.args, call.error) == ({"path": "123", "limit": 20}, None)
+    doc = '<tool_call><function=read_file>\n<parameter=path>\n{"a": 1}\n</parameter>\n'
+    [call] = find_text_tool_calls(doc + "</function></tool_call>", {"read_file": schema}).calls
+    assert call.args == {"path": '{"a": 1}'}  # JSON-looking text for a string stays text
