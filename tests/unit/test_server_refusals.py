@@ -165,3 +165,63 @@ def test_refusal_words_are_needed_and_only_parameters_that_were_sent_count() -> 
     assert refuses_tools("registry.ollama.ai/library/x does not support tools")
     assert not refuses_tools("tool_choice is not supported")
     assert not refuses_tools("the tools list is too long for this model's context: 9000 > 8192")
+
+
+@pytest.mark.parametrize(
+    ("message", "refused"),
+    [
+        # Real servers' words, the refusal next to the name.
+        ("Unsupported parameter: 'max_tokens' is not supported with this model.", "max_tokens"),
+        ("Unknown field tool_choice", "tool_choice"),
+        ('"auto" tool choice requires --enable-auto-tool-choice', "tool_choice"),
+        ("`parallel_tool_calls` is not supported", "parallel_tool_calls"),
+        (
+            "1 validation error for ChatCompletionRequest\nparallel_tool_calls\n"
+            "  Extra inputs are not permitted [type=extra_forbidden]",
+            "parallel_tool_calls",
+        ),
+        ("Unrecognized request argument supplied: max_tokens", "max_tokens"),
+        # A refusal word elsewhere in a message that names the parameter: kept.
+        ("Unknown model 'gpt-x'; max_tokens must be at most 4096", None),
+        ("Invalid value for 'tool_choice': unknown tool 'lookup2'", None),
+        ("tool_choice names a tool that is not in tools; messages[2] is unexpected", None),
+        ("max_tokens " + " " * 100_000 + "x", None),  # no backtracking over the spaces
+    ],
+)
+def test_a_parameter_is_refused_only_by_words_next_to_its_name(
+    message: str, refused: str | None
+) -> None:
+    sent = {"tools", "tool_choice", "parallel_tool_calls", "max_tokens"}
+    assert refused_param(message, None, sent) == refused
+
+
+@pytest.mark.parametrize(
+    ("message", "refuses"),
+    [
+        ("registry.ollama.ai/library/gemma:2b does not support tools", True),
+        ("tools param requires --jinja flag", True),
+        ('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser', True),
+        ("Tools are not supported for this model", True),
+        ("tool calling is not supported with this model", True),
+        ("This model doesn't support function calling", True),
+        ("Unsupported parameter: 'tools'", True),
+        # Messages that mention tools and a refusal word, and refuse something else.
+        ("Unknown parameter 'foo' (this server supports tools)", False),
+        ("messages[3]: tool call id call_1 not found; unexpected role 'tool'", False),
+        ("Invalid 'tools[0].function.name': string does not match pattern", False),
+        ("the tools list is too long for this model's context: 9000 > 8192", False),
+        ("max_tokens is not supported; tools are fine", False),
+    ],
+)
+def test_tools_are_refused_only_in_a_real_servers_words(message: str, refuses: bool) -> None:
+    assert refuses_tools(message) is refuses
+
+
+async def test_a_400_that_only_mentions_tools_does_not_end_tool_calling(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    message = "messages[3]: tool call id call_1 not found; unexpected role 'tool'"
+    fake_openai.add_steps([{"fault": "http_400", "message": message}])
+    with pytest.raises(openai.BadRequestError):  # the server's own error, not ours
+        await model_for(fake_openai, tmp_path).ainvoke("hi")
+    assert len(fake_openai.chat_requests()) == 1
