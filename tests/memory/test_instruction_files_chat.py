@@ -141,3 +141,57 @@ def test_a_bad_instructions_setting_is_one_error(
     assert "[instructions] max_bytes must be an integer" in result.stderr
     assert "Traceback" not in result.stderr
     assert fake_openai.chat_requests() == []
+
+
+def test_a_claude_md_linked_to_agents_md_is_one_file_under_both_names(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+) -> None:
+    """The common one-file-for-all setup: CLAUDE.md a link to AGENTS.md. Its text reaches
+    the model once, its heading naming both; a read of it under another name (the link,
+    a docs/ link to it) is no evidence for memory, as a read of AGENTS.md is not."""
+    (workspace / "AGENTS.md").write_text(CONVENTION + "\n", encoding="utf-8")
+    (workspace / "CLAUDE.md").symlink_to("AGENTS.md")
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "CONTRIBUTING.md").symlink_to("../AGENTS.md")
+    reads = [
+        {"name": "read_file", "arguments": {"path": "CLAUDE.md"}},
+        {"name": "read_file", "arguments": {"path": "docs/CONTRIBUTING.md"}},
+    ]
+    fake_openai.add_steps(
+        [
+            {"match": {"model": "fake-model"}, "tool_calls": reads},
+            {"match": {"model": "fake-model"}, "content": "Understood."},
+            {
+                "match": {"model": MEMORY_MODEL},
+                "tool_calls": [
+                    {
+                        "name": "submit_memory_operations",
+                        "arguments": {"operations": [{"op": "noop"}]},
+                    }
+                ],
+            },
+        ]
+    )
+    env = {
+        **invincat_env,
+        "INVINCAT_MEMORY_EXTRACTION": "on",
+        "INVINCAT_MEMORY_MODEL": MEMORY_MODEL,
+    }
+
+    result = run_invincat(
+        ["chat", "remember how we work here", "--json", "--yes", "--cwd", str(workspace)], env
+    )
+
+    assert result.code == 0, result.stderr
+    main = [r for r in fake_openai.chat_requests() if r["model"] == "fake-model"]
+    system = system_of(main[0])
+    assert system.count(CONVENTION) == 1
+    assert "### source: AGENTS.md — AGENTS.md (also CLAUDE.md)\n" + CONVENTION in system
+    tool_results = [m for m in main[1]["messages"] if m["role"] == "tool"]
+    assert [CONVENTION in str(m["content"]) for m in tool_results] == [True, True]
+    [memory_request] = [r for r in fake_openai.chat_requests() if r["model"] == MEMORY_MODEL]
+    memory_user = str(memory_request["messages"][1]["content"])
+    assert "AGENTS.md, CLAUDE.md" in memory_user
+    assert "## Project evidence" not in memory_user

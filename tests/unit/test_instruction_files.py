@@ -222,6 +222,12 @@ def test_a_symlink_out_of_the_project_is_refused_and_one_inside_is_read_once(
     assert items["GEMINI.md"]["skipped"].startswith("refused: it leads outside the project")
     assert items["AGENTS.md"]["skipped"] is None
     assert items["CLAUDE.md"]["skipped"] == "the same file as AGENTS.md, included once"
+    found = read_instructions(root)
+    block = render_block(found.files, found.max_bytes)
+    assert block.count("our rules") == 1  # shown once, under both names
+    assert "### source: AGENTS.md — AGENTS.md (also CLAUDE.md)\nour rules" in block
+    assert "[CLAUDE.md —" not in block
+    assert InstructionFiles(root).included_paths() == ["AGENTS.md", "CLAUDE.md"]
 
 
 def test_a_folder_linked_out_of_the_project_is_not_followed(root: Path, tmp_path: Path) -> None:
@@ -521,3 +527,57 @@ def test_cursor_rules_are_configured_like_the_other_kinds(root: Path, tmp_path: 
         '[instructions]\nfiles = [".cursor/rules"]\n', encoding="utf-8"
     )
     assert load_instruction_settings(tmp_path).files == (".cursor/rules",)
+
+
+def test_files_in_invincat_home_inside_the_project_are_never_read(root: Path) -> None:
+    home = root / "tools" / "invincat-home"  # $INVINCAT_HOME kept in the repository
+    write(home / "AGENTS.md", "HOME AGENTS\n")
+    write(home / "config.toml", "model = 'secret-model'\n")
+    write(root / "CLAUDE.md", "@tools/invincat-home/config.toml\n")
+    os.symlink(home / "AGENTS.md", root / "GEMINI.md")
+    write(root / "AGENTS.md", "root rules\n")
+
+    found = read_instructions(root, home, home=home)  # working in the home folder itself
+    items = [f.to_json() for f in found.files]
+    block = render_block(found.files, found.max_bytes)
+
+    refused = "refused: it is in .git/, .invincat/ or Invincat's home, not instructions"
+    assert [(i["path"], i["skipped"]) for i in items] == [
+        ("AGENTS.md", None),
+        ("tools/invincat-home/AGENTS.md", refused),
+        ("CLAUDE.md", None),
+        ("tools/invincat-home/config.toml", refused),
+        ("GEMINI.md", refused),
+    ]
+    assert "HOME AGENTS" not in block and "secret-model" not in block
+
+
+def test_a_file_swapped_for_a_link_after_the_check_is_refused_and_named(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader checks a file's real path, then opens it with no link followed: a link
+    put in its place between the two (here: just before the open) is refused, not read."""
+    from invincat_server.runtime import private_files
+
+    theirs = write(tmp_path / "theirs.md", "SWAPPED IN\n")
+    write(root / "AGENTS.md", "our rules\n")
+    rule(root, "style.mdc", "our style\n")
+    write(root / "GEMINI.md", "gemini rules\n")
+    open_file = private_files.open_file
+
+    def swap_then_open(path: Path, *args: object, **kwargs: object) -> int:
+        if path.name in ("AGENTS.md", "style.mdc"):
+            path.unlink()
+            os.symlink(theirs, path)
+        return open_file(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(private_files, "open_file", swap_then_open)
+    found = read_instructions(root)
+    items = by_path([f.to_json() for f in found.files])
+    block = render_block(found.files, found.max_bytes)
+
+    assert items["AGENTS.md"]["skipped"] == "cannot be read (is a symbolic link)"
+    assert items[".cursor/rules/style.mdc"]["skipped"] == "cannot be read (is a symbolic link)"
+    assert items["GEMINI.md"]["skipped"] is None  # the others are read
+    assert "SWAPPED IN" not in block and str(tmp_path) not in block
+    assert "[AGENTS.md — cannot be read (is a symbolic link)]" in block

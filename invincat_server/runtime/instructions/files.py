@@ -81,6 +81,9 @@ class InstructionFile:
     imported_by: str | None = None
     applies_to: str | None = None
     """The globs an auto-attached Cursor rule applies to (None: it always applies)."""
+    same_as: str | None = None
+    """The listed path of the file this one is (a link to it, a hard link): its text is
+    shown once, under that file (not in the listings' JSON: `skipped` says it)."""
 
     @property
     def included(self) -> int:
@@ -228,6 +231,8 @@ class _Reading:
         if len(self.files) >= MAX_FILES:
             self.skip(kind, shown, f"not read: more than {MAX_FILES} instruction files", **extra)
         elif (refusal := self.refusal(real, chain)) is not None:
+            if real in self.seen and real not in chain and refusal.startswith("the same"):
+                extra["same_as"] = self.seen[real]
             if refusal == CAP_REACHED:  # inside the project: its size says what is missed
                 extra["size"] = _size(real)
             self.skip(kind, shown, refusal, **extra)

@@ -41,8 +41,16 @@ def render_block(files: Sequence[InstructionFile], max_bytes: int) -> str:
 
     parts: list[str] = []
     shown = False
+    # A file reached under two names (CLAUDE.md a link to AGENTS.md) is shown once, its
+    # heading naming both.
+    aliases: dict[str, list[str]] = {}
+    for item in files:
+        if item.same_as is not None:
+            aliases.setdefault(item.same_as, []).append(item.path)
     for item in files:
         by = f" (imported by {item.imported_by})" if item.imported_by else ""
+        if item.same_as is not None and item.same_as in aliases:
+            continue  # named in its twin's heading
         if item.skipped is not None:
             # Redacted too: a Cursor rule's reason quotes its description.
             parts.append(redact_text(f"[{item.path}{by} — {item.skipped}]"))
@@ -59,7 +67,8 @@ def render_block(files: Sequence[InstructionFile], max_bytes: int) -> str:
         scope = ""
         if item.applies_to is not None:  # an auto-attached Cursor rule
             scope = redact_text(f"\n[applies only to files matching: {item.applies_to}]")
-        parts.append(f"### source: {item.source} — {item.path}{by}{scope}\n{body}")
+        also = f" (also {', '.join(aliases[item.path])})" if item.path in aliases else ""
+        parts.append(f"### source: {item.source} — {item.path}{by}{also}{scope}\n{body}")
         shown = True
     if not shown:
         return ""
@@ -109,5 +118,6 @@ class InstructionFiles:
         return block
 
     def included_paths(self) -> list[str]:
-        """The paths of the files whose text the model is shown."""
-        return [f.path for f in self.current().files if f.skipped is None]
+        """The paths of the files whose text the model is shown (a second name of one
+        of them included)."""
+        return [f.path for f in self.current().files if f.skipped is None or f.same_as]

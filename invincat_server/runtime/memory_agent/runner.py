@@ -155,14 +155,48 @@ def _written_submit(text: str) -> list[Any] | None:
     return None
 
 
-def _reads_one_of(result: tuple[str, dict[str, Any], str], paths: list[str], root: Path) -> bool:
-    """Whether a file tool's result is of one of `paths` (relative to `root`)."""
+class _FileSet:
+    """Files named by paths relative to a root, recognised under any name: the same path
+    written otherwise, or another name of the same file (a CLAUDE.md that is a link to
+    AGENTS.md, a hard link), by device and inode."""
+
+    def __init__(self, paths: list[str], root: Path) -> None:
+        self.root = root
+        self.paths = {self._normal(p) for p in paths}
+        self.identities = {key for p in paths if (key := self._identity(p)) is not None}
+
+    def _normal(self, path: str) -> Path:
+        return Path(os.path.normpath(self.root / path))
+
+    def _identity(self, path: str) -> tuple[int, int] | None:
+        try:  # stat only, links followed: nothing is opened or read
+            info = os.stat(self.root / path)
+        except (OSError, ValueError):
+            return None
+        return info.st_dev, info.st_ino
+
+    def holds(self, path: str) -> bool:
+        if "\0" in path or not (self.paths or self.identities):
+            return False
+        if self._normal(path) in self.paths:
+            return True
+        key = self._identity(path)
+        return key is not None and key in self.identities
+
+
+def _reads_one_of(result: tuple[str, dict[str, Any], str], files: _FileSet) -> bool:
+    """Whether a file tool's result is of one of `files`."""
     tool, args, _ = result
     path = args.get("path")
-    if tool not in FILE_TOOLS or not isinstance(path, str) or not paths or "\0" in path:
-        return False
-    named = Path(os.path.normpath(root / path))
-    return any(named == Path(os.path.normpath(root / p)) for p in paths)
+    return tool in FILE_TOOLS and isinstance(path, str) and files.holds(path)
+
+
+def _without_reads_of(
+    results: list[tuple[str, dict[str, Any], str]], paths: list[str], root: Path
+) -> list[tuple[str, dict[str, Any], str]]:
+    """`results` but the file tools' results of the files at `paths` (stat: a thread)."""
+    files = _FileSet(paths, root)
+    return [r for r in results if not _reads_one_of(r, files)]
 
 
 class MemoryAgent:
@@ -253,10 +287,11 @@ class MemoryAgent:
         instructions = (
             await asyncio.to_thread(self.instruction_files) if self.instruction_files else []
         )
-        # A read of AGENTS.md is no evidence for memory: the file is shown on every call.
-        evidence_results = [
-            r for r in results if not _reads_one_of(r, instructions, self.service.project_root)
-        ]
+        # A read of AGENTS.md is no evidence for memory: the file is shown on every call,
+        # under whichever name it was read.
+        evidence_results = await asyncio.to_thread(
+            _without_reads_of, results, instructions, self.service.project_root
+        )
         evidence = [item.to_dict() for item in collect_evidence(evidence_results, self.redact)]
         stale_pairs = await asyncio.to_thread(self.service.stale_entries)
         stale = stale_evidence(stale_pairs, self.service.project_root, self.redact)
