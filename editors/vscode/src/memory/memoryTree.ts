@@ -1,7 +1,8 @@
 /**
  * The memory sidebar (activity bar "Invincat" → Memory): a tree of the governed memory
  * stores, refreshed on `invincat/memory/didChange`, with archive / restore / delete /
- * show history on each entry. Every change goes through `invincat/memory/apply`, so it is
+ * show history on each entry, and the project's instruction files, read-only (a click
+ * opens one; nothing else is offered on them). Every change goes through `invincat/memory/apply`, so it is
  * validated and journaled like any other batch. With more than one workspace folder, each
  * folder's project memory is its own node (its requests carry `folder`), user memory once.
  */
@@ -36,6 +37,7 @@ import {
   entryTooltip,
   GROUP_LABELS,
   historyMarkdown,
+  instructionNodes,
   nodeKey,
   projectRootOf,
   reportProblem,
@@ -50,6 +52,13 @@ import {
   type UserAction,
 } from "./nodes";
 import { folderMemoryOf, scopeAnswer, treeOfAnswer } from "./answers";
+import {
+  instructionDescription,
+  instructionLabel,
+  instructionOpensInProject,
+  instructionsDescription,
+  instructionTooltip,
+} from "./instructions";
 import { moreSkippedLabel, skippedLabel, skippedTooltip, type SkippedEntry } from "./skipped";
 
 const GROUP_ICONS = { hot: "flame", warm: "circle-filled", cold: "circle-outline", archived: "archive" } as const;
@@ -187,6 +196,37 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
         }
         return item;
       }
+      case "instructions": {
+        const item = new vscode.TreeItem("Instruction files", vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = nodeKey(node.owner, "instructions");
+        item.description = instructionsDescription(node.files);
+        item.tooltip =
+          "The project's instruction files (AGENTS.md, CLAUDE.md, …), shown to the model before memory. " +
+          "Not memory: nothing here changes them; edit them as any file of the repository.";
+        item.iconPath = new vscode.ThemeIcon("book");
+        item.contextValue = "memoryInstructions";
+        return item;
+      }
+      case "instruction": {
+        // contextValue matches no menu: no archive, delete or history on a repository file.
+        const file = node.file;
+        const item = new vscode.TreeItem(instructionLabel(file), vscode.TreeItemCollapsibleState.None);
+        item.id = nodeKey(node.owner, `instruction:${node.index}:${file.path}`);
+        item.description = instructionDescription(file);
+        item.tooltip = instructionTooltip(file);
+        item.contextValue = "memoryInstruction";
+        item.iconPath =
+          file.skipped !== null
+            ? new vscode.ThemeIcon("warning", new vscode.ThemeColor("list.warningForeground"))
+            : new vscode.ThemeIcon("file");
+        const root = node.owner ? projectRootOf(node.owner.store) : this.projectRoot;
+        if (root && instructionOpensInProject(file)) {
+          const uri = vscode.Uri.joinPath(vscode.Uri.file(root), file.path);
+          item.resourceUri = uri;
+          item.command = { command: "vscode.open", title: "Open the instruction file", arguments: [uri] };
+        }
+        return item;
+      }
       default:
         return new vscode.TreeItem("?");
     }
@@ -204,6 +244,9 @@ export class MemoryTree implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     }
     if (node.kind === "entry") {
       return citationNodes(node.entry, node.owner);
+    }
+    if (node.kind === "instructions") {
+      return instructionNodes(node);
     }
     return [];
   }

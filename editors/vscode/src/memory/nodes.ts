@@ -1,6 +1,7 @@
 /**
  * The memory sidebar's shape: User / Project → tier (hot, warm, cold; archived when shown)
- * → entries, from `invincat/memory/list` items. In a window with more than one workspace
+ * → entries, from `invincat/memory/list` items; the project's instruction files in a
+ * read-only "Instruction files" row of their own, last under Project. In a window with more than one workspace
  * folder: User once, then one "Project memory — NAME" per project. Pure, so the grouping and
  * the labels are tested without VS Code.
  */
@@ -19,6 +20,7 @@ export interface ProjectOwner {
 
 import type { FolderRef } from "../common/folders";
 import type { MemoryCitation, MemoryEntry, MemoryReport, MemoryScope, Tier } from "../common/protocol";
+import type { InstructionFile } from "./instructions";
 import { MAX_SKIPPED_SHOWN, type SkippedEntry } from "./skipped";
 
 export type Group = Tier | "archived";
@@ -32,6 +34,24 @@ export interface ScopeNode {
   archivedHidden: number;
   /** Stored entries of the scope the server skipped (they do not validate). */
   skipped: SkippedEntry[];
+  /** The project's instruction files (none for the user scope). */
+  instructions: InstructionFile[];
+  owner?: ProjectOwner;
+}
+
+/** "Instruction files — 3 · read-only": the project's AGENTS.md and the like, apart from memory. */
+export interface InstructionsNode {
+  kind: "instructions";
+  files: InstructionFile[];
+  owner?: ProjectOwner;
+}
+
+/** One instruction file: opens the file; no edit, archive or delete (it is not memory). */
+export interface InstructionNode {
+  kind: "instruction";
+  file: InstructionFile;
+  /** Its place in the listing (two rows may share a path: `<outside project>`). */
+  index: number;
   owner?: ProjectOwner;
 }
 
@@ -80,7 +100,16 @@ export interface MoreSkippedNode {
   owner?: ProjectOwner;
 }
 
-export type MemoryNode = ScopeNode | GroupNode | EntryNode | CitationNode | ArchivedHintNode | SkippedNode | MoreSkippedNode;
+export type MemoryNode =
+  | ScopeNode
+  | GroupNode
+  | EntryNode
+  | CitationNode
+  | ArchivedHintNode
+  | SkippedNode
+  | MoreSkippedNode
+  | InstructionsNode
+  | InstructionNode;
 
 export const SCOPES: readonly MemoryScope[] = ["user", "project"];
 const GROUPS: readonly Group[] = ["hot", "warm", "cold", "archived"];
@@ -101,6 +130,7 @@ function scopeNode(
   showArchived: boolean,
   skipped: SkippedEntry[],
   owner?: ProjectOwner,
+  instructions: InstructionFile[] = [],
 ): ScopeNode {
   const mine = items.filter((entry) => entry.scope === scope);
   const groups: GroupNode[] = [];
@@ -119,13 +149,19 @@ function scopeNode(
   const count = groups.reduce((n, g) => n + g.entries.length, 0);
   const archivedHidden = showArchived ? 0 : mine.filter((entry) => groupOf(entry) === "archived").length;
   const mySkipped = skipped.filter((entry) => entry.scope === scope);
-  const node: ScopeNode = { kind: "scope", scope, groups, count, archivedHidden, skipped: mySkipped };
+  const files = scope === "project" ? instructions : [];
+  const node: ScopeNode = { kind: "scope", scope, groups, count, archivedHidden, skipped: mySkipped, instructions: files };
   return owner ? { ...node, owner } : node;
 }
 
 /** Scopes always show (so the tree says where memories would go); empty groups do not. */
-export function buildMemoryTree(items: MemoryEntry[], showArchived: boolean, skipped: SkippedEntry[] = []): ScopeNode[] {
-  return SCOPES.map((scope) => scopeNode(scope, items, showArchived, skipped));
+export function buildMemoryTree(
+  items: MemoryEntry[],
+  showArchived: boolean,
+  skipped: SkippedEntry[] = [],
+  instructions: InstructionFile[] = [],
+): ScopeNode[] {
+  return SCOPES.map((scope) => scopeNode(scope, items, showArchived, skipped, undefined, instructions));
 }
 
 /** One folder's `memory/list` (scope project) answer in a multi-root window. */
@@ -136,6 +172,8 @@ export interface FolderMemory {
   error?: string;
   /** The project store's skipped entries. */
   skipped?: SkippedEntry[];
+  /** The folder's project instruction files. */
+  instructions?: InstructionFile[];
 }
 
 /**
@@ -149,7 +187,7 @@ export function buildMultiRootTree(
   showArchived: boolean,
   userSkipped: SkippedEntry[] = [],
 ): ScopeNode[] {
-  const projects: { owner: ProjectOwner; items: MemoryEntry[]; skipped: SkippedEntry[] }[] = [];
+  const projects: { owner: ProjectOwner; items: MemoryEntry[]; skipped: SkippedEntry[]; instructions: InstructionFile[] }[] = [];
   for (const memory of folders) {
     const shared = memory.store !== undefined ? projects.find((p) => p.owner.store === memory.store) : undefined;
     if (shared) {
@@ -163,11 +201,11 @@ export function buildMultiRootTree(
     if (memory.error !== undefined) {
       owner.error = memory.error;
     }
-    projects.push({ owner, items: memory.items, skipped: memory.skipped ?? [] });
+    projects.push({ owner, items: memory.items, skipped: memory.skipped ?? [], instructions: memory.instructions ?? [] });
   }
   return [
     scopeNode("user", userItems, showArchived, userSkipped),
-    ...projects.map((p) => scopeNode("project", p.items, showArchived, p.skipped, p.owner)),
+    ...projects.map((p) => scopeNode("project", p.items, showArchived, p.skipped, p.owner, p.instructions)),
   ];
 }
 
@@ -181,13 +219,16 @@ export function nodeKey(owner: ProjectOwner | undefined, key: string): string {
   return owner ? `${owner.folder.uri}|${key}` : key;
 }
 
+type ScopeChild = SkippedNode | MoreSkippedNode | GroupNode | ArchivedHintNode | InstructionsNode;
+
 /**
  * The children of a scope: the entries the server skipped first (a warning is read before
- * the list), then its groups, then the hint that archived entries are hidden.
+ * the list), then its groups, then the hint that archived entries are hidden, then (for
+ * a project) its instruction files, apart from the memory above them.
  */
-export function scopeChildren(node: ScopeNode): (SkippedNode | MoreSkippedNode | GroupNode | ArchivedHintNode)[] {
+export function scopeChildren(node: ScopeNode): ScopeChild[] {
   const owned = <T extends MemoryNode>(child: T): T => (node.owner ? { ...child, owner: node.owner } : child);
-  const children: (SkippedNode | MoreSkippedNode | GroupNode | ArchivedHintNode)[] = node.skipped
+  const children: ScopeChild[] = node.skipped
     .slice(0, MAX_SKIPPED_SHOWN)
     .map((skipped) => owned<SkippedNode>({ kind: "skipped", skipped }));
   if (node.skipped.length > MAX_SKIPPED_SHOWN) {
@@ -197,7 +238,17 @@ export function scopeChildren(node: ScopeNode): (SkippedNode | MoreSkippedNode |
   if (node.archivedHidden > 0) {
     children.push(owned<ArchivedHintNode>({ kind: "archivedHint", scope: node.scope, count: node.archivedHidden }));
   }
+  if (node.instructions.length > 0) {
+    children.push(owned<InstructionsNode>({ kind: "instructions", files: node.instructions }));
+  }
   return children;
+}
+
+/** One row per instruction file, in reading order. */
+export function instructionNodes(node: InstructionsNode): InstructionNode[] {
+  return node.files.map((file, index): InstructionNode =>
+    node.owner ? { kind: "instruction", file, index, owner: node.owner } : { kind: "instruction", file, index },
+  );
 }
 
 /** The grey text after a scope: how many entries, and how many were skipped as invalid. */

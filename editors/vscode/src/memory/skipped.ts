@@ -33,7 +33,7 @@ const MAX_REASON_CHARS = 1000;
  * Control characters (a NUL, a newline, an escape) and the bidirectional overrides that can
  * make a label read differently from what it says are shown as U+FFFD.
  */
-function displayable(text: string, max: number): string {
+export function displayable(text: string, max: number): string {
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "\uFFFD");
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }
