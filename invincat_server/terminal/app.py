@@ -505,16 +505,19 @@ class ChatApp:
         elif command == "/rewind":
             from invincat_server.terminal.rewind_repl import repl_rewind
 
-            await repl_rewind(self.session, thread_id, self._ask_line, self.renderer.note)
+            await repl_rewind(self.session, thread_id, self._ask_fresh, self.renderer.note)
         elif command in NOT_YET:
             self.renderer.note(f"{command} is not available in this version yet.")
         else:
             await self._show(command, arg)
         return thread_id
 
-    async def _ask_line(self, prompt: str) -> str | None:
-        """One answer typed at the REPL's input (a /command's question)."""
+    async def _ask_fresh(self, prompt: str) -> str | None:
+        """One answer typed at the REPL's input to a /command's question that decides
+        something (what /rewind restores): as for an approval, only keys typed once the
+        question shows answer it."""
         self.renderer.pause()
+        self._discard_type_ahead()
         return await self.reader.answer(prompt)
 
     async def _show(self, command: str, arg: str) -> None:

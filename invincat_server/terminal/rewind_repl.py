@@ -1,6 +1,10 @@
 """The REPL's `/rewind`: the thread's turns, pick one, see the diff, then choose code,
 conversation or both — each question answered in the REPL's own input (Enter cancels).
 
+Only whole answers count: a word that merely starts like one ("cancel", "villain") is
+not understood and rewinds nothing. `ask` drops what was typed before each question was
+shown (app.py), so a line typed ahead never picks a turn or a scope.
+
 The core does the work (runtime/checkpoints/rewind.py, `Session.rewind_conversation`);
 the text is rewind_cli.py's, so the REPL and `invincat rewind` say the same things.
 """
@@ -18,7 +22,19 @@ from invincat_server.terminal.rewind_cli import describe_plan, describe_result, 
 
 Ask = Callable[[str], Awaitable[str | None]]
 Say = Callable[[str], None]
-CHOICES = {"c": "code", "v": "conversation", "b": "both"}
+CHOICES = {
+    "c": "code",
+    "code": "code",
+    "v": "conversation",
+    "conversation": "conversation",
+    "b": "both",
+    "both": "both",
+}
+
+
+def scope_of(answer: str) -> str | None:
+    """The scope a whole answer names (case and surrounding spaces aside), else None."""
+    return CHOICES.get(answer.strip().lower())
 
 
 async def repl_rewind(session: Session, thread_id: str | None, ask: Ask, say: Say) -> None:
@@ -34,22 +50,13 @@ async def repl_rewind(session: Session, thread_id: str | None, ask: Ask, say: Sa
     say(describe_turns(found))
     if not found.turns:
         return
-    answer = (
-        await ask(f"Rewind to before which turn (1-{len(found.turns)}, Enter cancels)? ")
-    ) or ""
-    if not answer.strip():
-        say("Not rewound.")
+    to_turn = await _ask_turn(len(found.turns), ask, say)
+    if to_turn is None:
         return
-    if not answer.strip().isdigit() or not 1 <= int(answer) <= len(found.turns):
-        say(f"{answer.strip()!r} is not a turn of this thread; not rewound.")
-        return
-    to_turn = int(answer)
     plan = await asyncio.to_thread(rewinder.plan_to, thread_id, to_turn)
     say(describe_plan(plan))
-    choice = (await ask("Restore [c]ode, con[v]ersation or [b]oth (Enter cancels)? ")) or ""
-    scope = CHOICES.get(choice.strip().lower()[:1])
+    scope = await _ask_scope(ask, say)
     if scope is None:
-        say("Not rewound.")
         return
     if scope != "conversation":
         confirmed = set()
@@ -66,3 +73,29 @@ async def repl_rewind(session: Session, thread_id: str | None, ask: Ask, say: Sa
             say(f"The conversation was not rewound: {exc}")
             return
         say(f"The thread forgot turn {to_turn} and later ones ({removed} messages).")
+
+
+async def _ask_turn(count: int, ask: Ask, say: Say) -> int | None:
+    answer = (
+        (await ask(f"Rewind to before which turn (1-{count}, Enter cancels)? ")) or ""
+    ).strip()
+    if not answer:
+        say("Not rewound.")
+        return None
+    if not (answer.isascii() and answer.isdigit()) or not 1 <= int(answer) <= count:
+        say(f"{answer!r} is not a turn of this thread; not rewound.")
+        return None
+    return int(answer)
+
+
+async def _ask_scope(ask: Ask, say: Say) -> str | None:
+    choice = (
+        (await ask("Restore [c]ode, con[v]ersation or [b]oth (Enter cancels)? ")) or ""
+    ).strip()
+    if not choice:
+        say("Not rewound.")
+        return None
+    scope = scope_of(choice)
+    if scope is None:
+        say(f"{choice!r} is not understood (c/code, v/conversation or b/both); not rewound.")
+    return scope

@@ -51,3 +51,51 @@ def test_rewind_in_the_repl_restores_code_after_asking(
         assert term.wait_exit() == 0
     finally:
         term.close()
+
+
+def test_only_a_whole_answer_rewinds_and_type_ahead_answers_nothing(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    make_project(workspace, git=False)
+    fake_openai.add_steps(
+        [call("write_file", path="written.txt", content="brand new\n"), {"content": "Changed."}]
+    )
+    term = Terminal(["chat", "--yes", "--cwd", str(workspace)], invincat_env)
+    try:
+        term.expect("› ")
+        term.line("change a file")
+        term.expect("Changed.")
+        term.expect("› ")
+        changed = tree(workspace)
+        # "cancel" starts with "c" (code) and "villain" with "v": neither is an answer.
+        for word in ("cancel", "villain", "Bothways"):
+            term.line("/rewind")
+            term.expect("Rewind to before which turn (1-1, Enter cancels)? ")
+            term.line("1")
+            term.expect("+old content")
+            term.expect("(Enter cancels)? ")
+            term.line(word)
+            term.expect(f"{word!r} is not understood")
+            term.expect("› ")
+            assert tree(workspace) == changed
+        # Keys typed with the command, before its questions showed, answer none of them.
+        term.send("/rewind\r1\rc\r")
+        term.expect("(what was typed before this question was dropped")
+        term.expect("Rewind to before which turn (1-1, Enter cancels)? ")
+        term.line("")
+        term.expect("Not rewound.")
+        term.expect("› ")
+        assert tree(workspace) == changed
+        # A whole answer, spaces and case aside, does rewind.
+        term.line("/rewind")
+        term.expect("Rewind to before which turn (1-1, Enter cancels)? ")
+        term.line("1")
+        term.expect("(Enter cancels)? ")
+        term.line("  CODE ")
+        term.expect("Restored 1 file.")
+        term.expect("› ")
+        assert (workspace / "written.txt").read_bytes() == b"old content\r\nwith CRLF\r\n"
+        term.ctrl_d()
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
