@@ -111,14 +111,24 @@ class Rewinder:
                 if count
                 else f"Thread {thread_id} has no turns to rewind."
             )
-        earlier = [
-            m.seq
-            for m in found.manifests
-            if (number := self._turn_of(m, found.message_ids)) is not None and number < to_turn
-        ]
-        result = plan(self.store, thread_id, found.manifests, max(earlier, default=0) + 1)
+        result = plan(self.store, thread_id, found.manifests, self._start(found, to_turn))
         result.problems = found.problems
         return result
+
+    def _start(self, found: ThreadCheckpoints, to_turn: int) -> int:
+        """The checkpoint a rewind to before turn `to_turn` starts from: the first change
+        of the first turn numbered `to_turn` or later. Not "after the last checkpoint of
+        an earlier turn": a rewind recorded after turn N-1, or the checkpoints of a turn
+        a conversation rewind made the thread forget, lie between and are not part of
+        turn N. When those turns changed nothing, nothing is restored."""
+        later = [
+            m.seq
+            for m in found.manifests
+            if (number := self._turn_of(m, found.message_ids)) is not None and number >= to_turn
+        ]
+        if later:
+            return min(later)
+        return max((m.seq for m in found.manifests), default=0) + 1
 
     def plan_undo(self, thread_id: str) -> RewindPlan:
         """The files as they were before the thread's last rewind."""
