@@ -10,6 +10,7 @@ turns emit; they never reach into agents or stores.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ from invincat_server.runtime.turn_runner import EventListener, TurnRunner
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+    from invincat_server.runtime.checkpoints.rewind import Rewinder
     from invincat_server.runtime.extensions.skills import SkillScan
     from invincat_server.runtime.memory.service import MemoryService
 
@@ -327,15 +329,21 @@ class Session:
         thread, or one waiting for an approval, is refused."""
         from invincat_server.runtime.checkpoints.conversation import truncate
 
-        records = self._records
-        if await records.thread(thread_id) is None:
+        if await self._records.thread(thread_id) is None:
             raise UnknownThreadError(f"Unknown thread {thread_id!r}.")
-        self._runner.ensure_idle(thread_id)
-        if await records.pending(thread_id):
-            raise SessionError(
-                f"Thread {thread_id} has a pending approval; resolve it before rewinding."
-            )
+        await asyncio.to_thread(self.rewinder().ensure_quiet, thread_id)
         return await truncate(self.stack.graph, self.stack.config(thread_id), to_turn)
+
+    def rewinder(self) -> Rewinder:
+        """The code rewinds of this session's project, which also know the turns this
+        session runs: a rewind of a busy thread is refused (`Rewinder.ensure_quiet`)."""
+        from invincat_server.runtime.checkpoints.rewind import Rewinder
+
+        def running(thread_id: str) -> str | None:
+            turn = self._runner.running(thread_id)
+            return turn.turn_id if turn is not None else None
+
+        return Rewinder(self.settings, self.workspace.root, running)
 
     def cancel(self, turn_id: str) -> bool:
         """Cancel a running turn (a running shell command is killed). False if not running."""

@@ -173,6 +173,7 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
             return EXIT_OK
         if args.undo and scope != "code":
             return _fail(as_json, "--undo restores files only; the conversation is not kept.")
+        rewinder.ensure_quiet(info.thread_id)  # a busy thread: refused before any plan
         plan = (
             rewinder.plan_undo(info.thread_id)
             if args.undo
@@ -181,33 +182,7 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
     except (CheckpointError, SessionError) as exc:
         return _fail(as_json, str(exc))
     code = scope in ("code", "both")
-    if code:
-        event = {
-            "type": "rewind_plan",
-            "thread_id": info.thread_id,
-            "to_turn": args.to,
-            "undo": args.undo,
-            "scope": scope,
-            "files": [f.to_json() for f in plan.files],
-            "conflicts": plan.conflicts,
-            "problems": plan.problems,
-        }
-        _emit(as_json, event, describe_plan(plan))
-    else:
-        _emit(
-            as_json,
-            {
-                "type": "rewind_plan",
-                "thread_id": info.thread_id,
-                "to_turn": args.to,
-                "undo": False,
-                "scope": scope,
-                "files": [],
-                "conflicts": [],
-                "problems": [],
-            },
-            f"Thread {info.thread_id} would forget turn {args.to} and every later turn.",
-        )
+    _show_plan(as_json, info.thread_id, args, scope, plan if code else None)
     confirmed = set(args.overwrite)
     if not args.yes:
         if not sys.stdin.isatty():
@@ -216,7 +191,10 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
             return _fail(as_json, "Not rewound; nothing changed.")
         if code:
             confirmed |= choose_overwrites(plan)
-    result = rewinder.restore(plan, confirmed) if code else None
+    try:
+        result = rewinder.restore(plan, confirmed) if code else None
+    except SessionError as exc:  # an approval began waiting while we asked
+        return _fail(as_json, str(exc))
     removed = None
     if scope in ("conversation", "both"):
         try:
@@ -226,6 +204,28 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
             return _fail(as_json, f"The conversation was not rewound: {exc}")
     _report(as_json, result, removed, info.thread_id)
     return EXIT_FAILED if result is not None and result.failed else EXIT_OK
+
+
+def _show_plan(
+    as_json: bool, thread_id: str, args: argparse.Namespace, scope: str, plan: RewindPlan | None
+) -> None:
+    """The `rewind_plan` event; `plan` None: the conversation only, no file changes."""
+    event = {
+        "type": "rewind_plan",
+        "thread_id": thread_id,
+        "to_turn": args.to,
+        "undo": args.undo if plan is not None else False,
+        "scope": scope,
+        "files": [f.to_json() for f in plan.files] if plan is not None else [],
+        "conflicts": plan.conflicts if plan is not None else [],
+        "problems": plan.problems if plan is not None else [],
+    }
+    text = (
+        describe_plan(plan)
+        if plan is not None
+        else f"Thread {thread_id} would forget turn {args.to} and every later turn."
+    )
+    _emit(as_json, event, text)
 
 
 def _report(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
+from invincat_server.runtime.checkpoints.planning import RewindPlan
 from invincat_server.runtime.checkpoints.rewind import Rewinder
 from invincat_server.runtime.checkpoints.store import CheckpointError
 from invincat_server.runtime.errors import SessionError
@@ -41,13 +42,15 @@ async def repl_rewind(session: Session, thread_id: str | None, ask: Ask, say: Sa
     if thread_id is None:
         say("Nothing to rewind: this thread has no turns yet.")
         return
-    rewinder = Rewinder(session.settings, session.workspace.root)
+    rewinder = session.rewinder()
     try:
         found = await asyncio.to_thread(rewinder.checkpoints, thread_id)
+        say(describe_turns(found))
+        if found.turns:
+            await asyncio.to_thread(rewinder.ensure_quiet, thread_id)
     except (CheckpointError, SessionError) as exc:
         say(str(exc))
         return
-    say(describe_turns(found))
     if not found.turns:
         return
     to_turn = await _ask_turn(len(found.turns), ask, say)
@@ -58,14 +61,8 @@ async def repl_rewind(session: Session, thread_id: str | None, ask: Ask, say: Sa
     scope = await _ask_scope(ask, say)
     if scope is None:
         return
-    if scope != "conversation":
-        confirmed = set()
-        for path in plan.conflicts:
-            reply = await ask(f"{path} changed since Invincat wrote it; overwrite it? [y/N] ")
-            if (reply or "").strip().lower() in ("y", "yes"):
-                confirmed.add(path)
-        result = await asyncio.to_thread(rewinder.restore, plan, confirmed)
-        say(describe_result(result, thread_id))
+    if scope != "conversation" and not await _restore_code(rewinder, plan, ask, say):
+        return
     if scope != "code":
         try:
             removed = await session.rewind_conversation(thread_id, to_turn)
@@ -99,3 +96,19 @@ async def _ask_scope(ask: Ask, say: Say) -> str | None:
     if scope is None:
         say(f"{choice!r} is not understood (c/code, v/conversation or b/both); not rewound.")
     return scope
+
+
+async def _restore_code(rewinder: Rewinder, plan: RewindPlan, ask: Ask, say: Say) -> bool:
+    """Ask about each file changed by hand, then restore; False when refused."""
+    confirmed = set()
+    for path in plan.conflicts:
+        reply = await ask(f"{path} changed since Invincat wrote it; overwrite it? [y/N] ")
+        if (reply or "").strip().lower() in ("y", "yes"):
+            confirmed.add(path)
+    try:
+        result = await asyncio.to_thread(rewinder.restore, plan, confirmed)
+    except SessionError as exc:  # the thread got busy meanwhile
+        say(str(exc))
+        return False
+    say(describe_result(result, plan.thread_id))
+    return True

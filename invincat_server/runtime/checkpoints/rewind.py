@@ -9,6 +9,7 @@ the CLI prints these, the REPL asks with them, an editor would send them as JSON
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from invincat_server.runtime.checkpoints.planning import RewindPlan, plan
 from invincat_server.runtime.checkpoints.restore import RestoreResult, restore
 from invincat_server.runtime.checkpoints.store import CheckpointError, ObjectStore
 from invincat_server.runtime.config import Settings
-from invincat_server.runtime.errors import UnknownThreadError
+from invincat_server.runtime.errors import ThreadBusyError, UnknownThreadError
+from invincat_server.runtime.wording import plural
 
 PROMPT_PREVIEW = 80
 
@@ -57,11 +59,41 @@ def _prompt_of(message: dict[str, Any]) -> str:
 
 
 class Rewinder:
-    """Rewinds for the project rooted at `root`."""
+    """Rewinds for the project rooted at `root`. `running`: the id of the turn this
+    process runs on a thread, if any (a Session's `rewinder()` passes its own); without
+    it only approvals waiting tell a busy thread (`ensure_quiet`)."""
 
-    def __init__(self, settings: Settings, root: Path) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        root: Path,
+        running: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.settings = settings
         self.store = ObjectStore(settings.home, root)
+        self._running = running
+
+    def ensure_quiet(self, thread_id: str) -> None:
+        """Refuse a rewind, code or conversation alike (ThreadBusyError, nothing changed),
+        while a turn of the thread runs here or an approval of it waits for a decision —
+        asked by whichever process, it is in threads.sqlite: that turn would go on from
+        files or messages the rewind took away."""
+        from invincat_server.runtime.records import read_saved
+
+        turn_id = self._running(thread_id) if self._running is not None else None
+        if turn_id is not None:
+            raise ThreadBusyError(
+                f"Thread {thread_id} is running turn {turn_id}; wait for it or cancel it "
+                "before rewinding. Nothing changed."
+            )
+        _, pending = read_saved(self.settings.threads_db, None)
+        waiting = sum(1 for approval in pending if approval.thread_id == thread_id)
+        if waiting:
+            raise ThreadBusyError(
+                f"Thread {thread_id} has {plural(waiting, 'approval')} waiting for a decision; "
+                f"answer {'it' if waiting == 1 else 'them'} (`invincat chat --thread "
+                f"{thread_id}`) before rewinding. Nothing changed."
+            )
 
     def _known(self, thread_id: str) -> None:
         from invincat_server.runtime.records import read_saved
@@ -141,5 +173,7 @@ class Rewinder:
 
     def restore(self, rewind: RewindPlan, confirmed: set[str]) -> RestoreResult:
         """Apply `rewind`; files changed by hand are overwritten only when named in
-        `confirmed`. The restore is recorded first (undoable with `plan_undo`)."""
+        `confirmed`. The restore is recorded first (undoable with `plan_undo`). Refused
+        (ThreadBusyError) while the thread is busy (`ensure_quiet`)."""
+        self.ensure_quiet(rewind.thread_id)
         return restore(self.store, rewind, confirmed)
