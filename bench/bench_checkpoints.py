@@ -116,7 +116,7 @@ async def main() -> None:
             cps.append(cp_turn(root, copies, names, turn))
             stashes.append(stash_turn(root))
         stored = storage_bytes(store)
-        collect_garbage(store)
+        collect_garbage(store, keep_cached=False)  # the snapshot's copies too
         named = storage_bytes(store)
         mib = 1024 * 1024
         o, c, s = (statistics.median(x) for x in (ours, cps, stashes))

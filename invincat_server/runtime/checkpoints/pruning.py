@@ -3,9 +3,16 @@ checkpoints deleted with the thread.
 
 Blobs are shared between turns and threads of a project, so a blob goes only when no
 manifest of the project names it any more. Over the cap (`[checkpoints] max_mb`,
-docs/configuration.md), blobs no manifest names go first (they only spare the next
-snapshot some copying), then the oldest manifests of the project, whichever thread; the
-newest manifest of the thread that just ran is never pruned.
+docs/configuration.md), blobs no manifest names go first, then the oldest manifests of
+the project, whichever thread; the newest manifest of the thread that just ran is never
+pruned.
+
+The cap never deletes a blob the stat cache names (tree.py): the next snapshot takes it
+as stored without looking, and a command running now (another thread, another process)
+holds its snapshot there until its manifest names the files it changed. Those blobs are
+outside the cap's count: at most one copy of each tracked-and-unignored file (of 50 MiB
+at most). Deleting a thread does delete them when no manifest names them, and drops
+their stat-cache entries, so the next snapshot copies those files again.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from pathlib import Path
 from invincat_server.runtime import private_files
 from invincat_server.runtime.checkpoints import manifests as mf
 from invincat_server.runtime.checkpoints.store import CHECKPOINTS_DIR, ObjectStore, thread_dir_name
+from invincat_server.runtime.checkpoints.tree import cached_blobs, forget_cached
 
 
 @dataclass(frozen=True)
@@ -86,14 +94,20 @@ def storage_bytes(store: ObjectStore) -> int:
     return sum(_blobs(store).values()) + sum(m.size for m in _manifests(store))
 
 
-def collect_garbage(store: ObjectStore) -> int:
-    """Delete the blobs no manifest names; returns the bytes freed."""
+def collect_garbage(store: ObjectStore, *, keep_cached: bool = True) -> int:
+    """Delete the blobs no manifest names — but those the stat cache names, unless not
+    `keep_cached` (then their stat-cache entries go too); returns the bytes freed."""
     named = set().union(*(m.blobs for m in _manifests(store)))
+    spared = cached_blobs(store) if keep_cached else set()
     freed = 0
+    dropped: set[str] = set()
     for digest, size in _blobs(store).items():
-        if digest not in named:
+        if digest not in named and digest not in spared:
             _drop_blob(store, digest)
+            dropped.add(digest)
             freed += size
+    if dropped and not keep_cached:
+        forget_cached(store, dropped)
     return freed
 
 
@@ -102,13 +116,14 @@ def enforce_cap(
 ) -> list[tuple[str, int]]:
     """Prune until the project's checkpoints fit `cap_bytes`; the (thread folder, seq)
     of each manifest pruned, oldest first."""
-    blobs = _blobs(store)
+    spared = cached_blobs(store)  # outside the count, never pruned (module doc)
+    blobs = {d: size for d, size in _blobs(store).items() if d not in spared}
     manifests = _manifests(store)
     total = sum(blobs.values()) + sum(m.size for m in manifests)
     if total <= cap_bytes:
         return []
     total -= collect_garbage(store)
-    blobs = _blobs(store)
+    blobs = {d: size for d, size in _blobs(store).items() if d not in spared}
     keep_dir = store.thread_dir(keep_thread) if keep_thread is not None else None
     newest_kept = max((m.seq for m in manifests if m.thread_dir == keep_dir), default=None)
     users: dict[str, int] = {}
@@ -148,4 +163,5 @@ def delete_thread_checkpoints(home: Path, thread_id: str) -> None:
             if not folder.is_dir():
                 continue
             shutil.rmtree(folder, ignore_errors=True)  # fd-based: follows no link inside
-            collect_garbage(ObjectStore.in_folder(Path(home), Path(project.path)))
+            store = ObjectStore.in_folder(Path(home), Path(project.path))
+            collect_garbage(store, keep_cached=False)  # nothing of it left behind

@@ -124,6 +124,21 @@ def _load_cache(store: ObjectStore) -> StatCache:
     return StatCache({k: v for k, v in entries.items() if isinstance(v, list) and len(v) == 6})
 
 
+def cached_blobs(store: ObjectStore) -> set[str]:
+    """The blobs the stat cache names: the latest snapshot's copy of each file, which the
+    next snapshot takes as stored without reading the file (pruning.py spares them)."""
+    return {v[4] for v in _load_cache(store).entries.values() if isinstance(v[4], str)}
+
+
+def forget_cached(store: ObjectStore, digests: set[str]) -> None:
+    """Drop the stat-cache entries naming `digests` (their blobs are being deleted): the
+    next snapshot reads and stores those files again."""
+    cache = _load_cache(store)
+    kept = {rel: v for rel, v in cache.entries.items() if v[4] not in digests}
+    if len(kept) != len(cache.entries):
+        _save_cache(store, StatCache(kept))
+
+
 def _save_cache(store: ObjectStore, cache: StatCache) -> None:
     with contextlib.suppress(OSError):
         data = json.dumps(cache.entries, separators=(",", ":")).encode()
