@@ -52,6 +52,8 @@ def git_files(root: Path) -> list[str] | None:
             ["git", "-c", "core.fsmonitor=false", "ls-files", "-z", "-co", "--exclude-standard"],
             cwd=root,
             env=env,
+            # Never the server's stdin: a stdio server's stdin is its protocol stream.
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=GIT_TIMEOUT,
             check=False,
