@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from invincat_server.terminal.printable import printable
+
 if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
     from invincat_server.runtime.memory import BatchReport, MemoryService
@@ -306,7 +308,7 @@ def _print_entries(view: dict[str, Any], args: argparse.Namespace) -> None:
 def _author_name(entry: dict[str, Any]) -> str:
     author = entry["source"].get("author")
     name = author.get("name") if isinstance(author, dict) else None
-    return _printable(name) if isinstance(name, str) else ""
+    return printable(name) if isinstance(name, str) else ""
 
 
 def _id_width(ids: Iterable[str]) -> int:
@@ -378,7 +380,7 @@ def _print_entry(entry: dict[str, Any]) -> None:
     if by := _by(source.get("author")):
         rows.append(("author", by.removeprefix("by ")))
     if source.get("branch"):
-        rows.append(("branch", _printable(source["branch"])))
+        rows.append(("branch", printable(source["branch"])))
     if source["thread_id"]:
         rows.append(("thread", source["thread_id"]))
     for ev in source["evidence"]:
@@ -432,15 +434,11 @@ def _may_not_delete(service: MemoryService, args: argparse.Namespace) -> int | N
     if entry is None:
         return None  # unknown or already deleted: the service says which, nothing to lose
     where = f"{entry['id']} ({entry['scope']}, {entry['status']})"
-    print(f"{where} {_printable(entry['section'])}: {_clip(_printable(entry['content']), 200)}")
+    print(f"{where} {printable(entry['section'])}: {_clip(printable(entry['content']), 200)}")
     if not confirm("Delete it? (`invincat memory revert` of its batch brings it back)"):
         print("Nothing deleted.")
         return EXIT_OK
     return None
-
-
-def _printable(text: str) -> str:
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _report_result(report: BatchReport, as_json: bool) -> int:
@@ -488,7 +486,7 @@ def _by(author: object) -> str:
     from invincat_server.runtime.memory.attribution import author_text
 
     text = author_text(author)
-    return f"by {_printable(text)}" if text else ""
+    return f"by {printable(text)}" if text else ""
 
 
 def _verify(service: MemoryService, args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from invincat_server.runtime.wording import plural
 from invincat_server.terminal.confirm import confirm
+from invincat_server.terminal.printable import printable, printable_lines
 
 if TYPE_CHECKING:
     from invincat_server.runtime.checkpoints.planning import RewindPlan
@@ -76,14 +77,19 @@ def _turn(text: str) -> int:
 # ------------------------------------------------------------------ text for people
 
 
+# Paths, prompts, diffs and messages come from the repository and the model: every piece
+# is shown through printable(), so an escape sequence in a file name never reaches the
+# terminal (docs/security.md).
+
+
 def describe_turns(found: ThreadCheckpoints) -> str:
-    lines = [f"Thread {found.thread_id}: {plural(len(found.turns), 'turn')}."]
+    lines = [f"Thread {printable(found.thread_id)}: {plural(len(found.turns), 'turn')}."]
     for turn in found.turns:
-        changed = ", ".join(turn.files) if turn.files else "no files changed"
-        lines.append(f"  {turn.number:>3}. {turn.prompt}  [{changed}]")
+        changed = ", ".join(map(printable, turn.files)) if turn.files else "no files changed"
+        lines.append(f"  {turn.number:>3}. {printable(turn.prompt)}  [{changed}]")
     if found.rewinds:
         lines.append(f"  ({plural(len(found.rewinds), 'rewind')}; the last can be undone)")
-    lines.extend(f"invincat: {problem}" for problem in found.problems)
+    lines.extend(f"invincat: {printable(problem)}" for problem in found.problems)
     return "\n".join(lines)
 
 
@@ -93,34 +99,36 @@ def describe_plan(plan: RewindPlan) -> str:
     lines = [f"{plural(len(plan.files), 'file')} would change:"]
     for entry in plan.files:
         note = "  (changed since Invincat wrote it)" if entry.changed_by_hand else ""
-        lines.append(f"  {entry.action:<6} {entry.path}{note}")
+        lines.append(f"  {entry.action:<6} {printable(entry.path)}{note}")
     for entry in plan.files:
         if entry.problem:
-            lines.append(f"invincat: {entry.path}: {entry.problem}")
+            lines.append(f"invincat: {printable(entry.path)}: {printable(entry.problem)}")
         elif entry.diff:
-            lines.append(entry.diff.rstrip("\n"))
-    lines.extend(f"invincat: {problem}" for problem in plan.problems)
+            lines.append(printable_lines(entry.diff.rstrip("\n")))
+    lines.extend(f"invincat: {printable(problem)}" for problem in plan.problems)
     return "\n".join(lines)
 
 
 def describe_result(result: RestoreResult, thread_id: str) -> str:
     lines = [f"Restored {plural(len(result.restored), 'file')}."]
     if result.checkpoint is not None:
-        lines[0] += f" Undo it with `invincat rewind {thread_id} --undo`."
+        lines[0] += f" Undo it with `invincat rewind {printable(thread_id)} --undo`."
     for path in result.skipped:
-        lines.append(f"Kept {path}: it changed since Invincat wrote it and was not confirmed.")
+        lines.append(
+            f"Kept {printable(path)}: it changed since Invincat wrote it and was not confirmed."
+        )
     for path, why in result.failed.items():
-        lines.append(f"invincat: could not restore {path}: {why}")
+        lines.append(f"invincat: could not restore {printable(path)}: {printable(why)}")
     return "\n".join(lines)
+
+
+def overwrite_question(path: str) -> str:
+    return f"{printable(path)} changed since Invincat wrote it; overwrite it?"
 
 
 def choose_overwrites(plan: RewindPlan, ask: Any = confirm) -> set[str]:
     """Ask by name about each file changed since Invincat wrote it."""
-    return {
-        path
-        for path in plan.conflicts
-        if ask(f"{path} changed since Invincat wrote it; overwrite it?")
-    }
+    return {path for path in plan.conflicts if ask(overwrite_question(path))}
 
 
 # ------------------------------------------------------------------ the command
@@ -140,7 +148,7 @@ def _fail(as_json: bool, message: str) -> int:
     if as_json:
         print(json.dumps({"type": "error", "message": message}), flush=True)
     else:
-        print(f"invincat: {message}", file=sys.stderr)
+        print(f"invincat: {printable(message)}", file=sys.stderr)
     return EXIT_FAILED
 
 
@@ -223,7 +231,7 @@ def _show_plan(
     text = (
         describe_plan(plan)
         if plan is not None
-        else f"Thread {thread_id} would forget turn {args.to} and every later turn."
+        else f"Thread {printable(thread_id)} would forget turn {args.to} and every later turn."
     )
     _emit(as_json, event, text)
 

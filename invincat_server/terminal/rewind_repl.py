@@ -19,7 +19,13 @@ from invincat_server.runtime.checkpoints.rewind import Rewinder
 from invincat_server.runtime.checkpoints.store import CheckpointError
 from invincat_server.runtime.errors import SessionError
 from invincat_server.runtime.session import Session
-from invincat_server.terminal.rewind_cli import describe_plan, describe_result, describe_turns
+from invincat_server.terminal.printable import printable
+from invincat_server.terminal.rewind_cli import (
+    describe_plan,
+    describe_result,
+    describe_turns,
+    overwrite_question,
+)
 
 Ask = Callable[[str], Awaitable[str | None]]
 Say = Callable[[str], None]
@@ -49,7 +55,7 @@ async def repl_rewind(session: Session, thread_id: str | None, ask: Ask, say: Sa
         if found.turns:
             await asyncio.to_thread(rewinder.ensure_quiet, thread_id)
     except (CheckpointError, SessionError) as exc:
-        say(str(exc))
+        say(printable(str(exc)))
         return
     if not found.turns:
         return
@@ -67,7 +73,7 @@ async def repl_rewind(session: Session, thread_id: str | None, ask: Ask, say: Sa
         try:
             removed = await session.rewind_conversation(thread_id, to_turn)
         except SessionError as exc:
-            say(f"The conversation was not rewound: {exc}")
+            say(f"The conversation was not rewound: {printable(str(exc))}")
             return
         say(f"The thread forgot turn {to_turn} and later ones ({removed} messages).")
 
@@ -102,13 +108,13 @@ async def _restore_code(rewinder: Rewinder, plan: RewindPlan, ask: Ask, say: Say
     """Ask about each file changed by hand, then restore; False when refused."""
     confirmed = set()
     for path in plan.conflicts:
-        reply = await ask(f"{path} changed since Invincat wrote it; overwrite it? [y/N] ")
+        reply = await ask(overwrite_question(path) + " [y/N] ")
         if (reply or "").strip().lower() in ("y", "yes"):
             confirmed.add(path)
     try:
         result = await asyncio.to_thread(rewinder.restore, plan, confirmed)
     except SessionError as exc:  # the thread got busy meanwhile
-        say(str(exc))
+        say(printable(str(exc)))
         return False
     say(describe_result(result, plan.thread_id))
     return True

@@ -48,6 +48,7 @@ from invincat_server.runtime.events import (
 )
 from invincat_server.runtime.tool_phrases import phrase
 from invincat_server.runtime.tool_traits import WRITES_FILES
+from invincat_server.terminal.printable import strip_terminal_control
 from invincat_server.terminal.render import HumanRenderer, echoes_ctrl_c
 from invincat_server.terminal.retry_watch import RetryWatch
 
@@ -56,21 +57,11 @@ RULE_DIFF_LINES = 12  # a rule-approved write shows this much of what changed
 CODE_THEME = "monokai"
 LIVE_OUTPUT_LINES = 5  # lines of a running command's output shown under the status line
 CHARS_PER_TOKEN = 4  # the status line's token count is approximate: characters / 4
-# Escape sequences and control characters a command may print: shown as-is they would move
-# the cursor or recolour the live area (tabs are kept, as spaces).
-_TERMINAL_CONTROL = re.compile(
-    r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)|[\x00-\x08\x0b-\x1f\x7f]"
-)
 
 
 # A result summary with a line count (runtime/tool_summary.py): "head (+3 lines)", and for
 # a command its exit status after it: "(no output) (+1 line) [exit code: 0]".
 _COUNTED = re.compile(r"(?P<head>.*) \(\+(?P<more>\d+ lines?)\)(?P<status> \[exit code: [^\]]*\])?")
-
-
-def printable(line: str) -> str:
-    """A line of command output safe to draw inside the live area."""
-    return _TERMINAL_CONTROL.sub("", line).replace("\t", "    ")
 
 
 def approx_tokens(chars: int) -> int:
@@ -196,7 +187,7 @@ class RichRenderer(HumanRenderer):
         _, lines = self._running.setdefault(
             event.id, (event.depth, deque(maxlen=LIVE_OUTPUT_LINES))
         )
-        lines.extend(printable(line) for line in event.text.splitlines())
+        lines.extend(strip_terminal_control(line) for line in event.text.splitlines())
 
     def _start_live(self) -> None:
         if not self.live_enabled or self._live is not None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from invincat_server.terminal.confirm import confirm
+from invincat_server.terminal.printable import printable
 
 if TYPE_CHECKING:
     from invincat_server.runtime.approvals import ApprovalPolicy
@@ -81,7 +82,7 @@ def _list(path: Path, root: Path | None, as_json: bool) -> int:
         return EXIT_OK
     print(f"{'ID':<14}  {'CREATED':<25}  COVERS")
     for rule in rules:
-        print(f"{rule.id:<14}  {_printable(rule.created_at):<25}  {_printable(rule.covers)}")
+        print(f"{rule.id:<14}  {printable(rule.created_at):<25}  {printable(rule.covers)}")
     return EXIT_OK
 
 
@@ -101,7 +102,7 @@ def _revoke(path: Path, root: Path, args: argparse.Namespace) -> int:
     if rule is None:
         raise unknown(wanted)
     if not args.yes:
-        print(f"Rule {rule.id}: {_printable(rule.covers)}")
+        print(f"Rule {rule.id}: {printable(rule.covers)}")
         if not confirm("Revoke it? Matching calls will ask again."):
             print("Nothing revoked.")
             return EXIT_OK
@@ -109,13 +110,8 @@ def _revoke(path: Path, root: Path, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"revoked": revoked.to_json()}))
     else:
-        print(f"Revoked {revoked.id}: {_printable(revoked.covers)}")
+        print(f"Revoked {revoked.id}: {printable(revoked.covers)}")
     return EXIT_OK
-
-
-def _printable(text: str) -> str:
-    # The file is the user's, but a hand-edited entry must not drive the terminal.
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _fail(message: str) -> int:
@@ -125,7 +121,7 @@ def _fail(message: str) -> int:
 
 def rule_line(rule: ListedRule) -> str:
     """One rule as the terminal front ends print it."""
-    return f"{rule.id}  [{rule.scope}]  {_printable(rule.covers)}"
+    return f"{rule.id}  [{rule.scope}]  {printable(rule.covers)}"
 
 
 REPL_USAGE = "Usage: /rules (list) or /rules revoke ID"
@@ -153,7 +149,7 @@ def repl_rules(policy: ApprovalPolicy, arg: str) -> list[str]:
     try:
         revoked = policy.revoke_rule(words[1])
     except (RuleError, FileLockTimeout) as exc:
-        return [_printable(str(exc))]
+        return [printable(str(exc))]
     except OSError as exc:  # the rules file could not be replaced: unchanged
         return [f"{policy.store.path}: {exc.strerror or exc}; nothing was changed."]
-    return [f"Revoked {revoked.id}: {_printable(revoked.covers)}. Matching calls ask again."]
+    return [f"Revoked {revoked.id}: {printable(revoked.covers)}. Matching calls ask again."]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from invincat_server.runtime.wording import plural
 from invincat_server.terminal.confirm import confirm
+from invincat_server.terminal.printable import printable
 
 if TYPE_CHECKING:
     # Loaded only when a threads command runs: `invincat --help` builds this parser too.
@@ -115,7 +116,7 @@ def _shown(workspace: str) -> str:
     if home and (workspace == home or workspace.startswith(home + "/")):
         workspace = "~" + workspace[len(home) :]
     # A folder name may hold control characters: shown escaped, never sent to the terminal.
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in workspace)
+    return printable(workspace)
 
 
 async def _delete(saved: SavedThreads, args: argparse.Namespace) -> int:
