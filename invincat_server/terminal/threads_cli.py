@@ -77,7 +77,22 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
 
     # The core Project of the directory we are in, as `chat` finds it (its root is what
     # `--here` means); its readers and its threads file serve every project's threads.
-    project = Project(settings, project_root(Path.cwd()))
+    try:
+        root = project_root(Path.cwd())
+    except OSError:  # the current directory was removed under the shell (or is unreadable)
+        if args.threads_command == "list" and args.here:
+            print(
+                "invincat: --here lists the threads of the current directory's project, "
+                "and the current directory no longer exists (or cannot be read); cd to the "
+                "project first "
+                "(without --here every project's threads are listed).",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        # Only --here reads the root: the other commands read the one threads file of
+        # every project, so any root serves them.
+        root = settings.home
+    project = Project(settings, root)
     if args.threads_command == "list":
         return await _list(project, args.json, here=args.here)
     saved = project.saved_threads
