@@ -39,8 +39,17 @@ class Question(BaseModel):
     )
 
 
+def _latest_list(
+    _before: list[dict[str, Any]], after: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each write_todos replaces the whole list, so of two in one model response (small
+    models send them) the later call's list is the list; without a reducer LangGraph fails
+    the turn with InvalidUpdateError ("Can receive only one value per step")."""
+    return after
+
+
 class InteractionState(AgentState):
-    todos: NotRequired[list[dict[str, Any]]]
+    todos: NotRequired[Annotated[list[dict[str, Any]], _latest_list]]
 
 
 def user_thread_id() -> str:
