@@ -53,6 +53,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ),
     ("runtime/checkpoints/restore.py", "replace/rename"): "the same restore, by rename",
     ("runtime/checkpoints/tree.py", "os.open"): "reads project files (O_RDONLY | O_NOFOLLOW)",
+    ("runtime/memory/sharing.py", "os.open"): (
+        "the repository's committed .gitattributes: O_NOFOLLOW under the work tree's top, "
+        "keeping its mode (a new one 0666 less the umask, as git makes it), not 0600"
+    ),
     ("runtime/tools/documents.py", "mkdir"): "the user's project files, after approval",
     ("runtime/tools/documents.py", "write_bytes"): "the user's project files, after approval",
     ("runtime/tools/documents.py", "write_text"): "calls the documents seam",
