@@ -102,6 +102,11 @@ class EditorDocuments:
         alias = self._aliases.get(path)
         return alias if alias is not None and self._document(alias) is not None else None
 
+    def open_paths(self) -> list[Path]:
+        """The real paths of the `file:` documents open in the editor."""
+        paths = (uri_to_path(uri) for uri in list(self._ls.workspace.text_documents))
+        return [path for path in paths if path is not None]
+
     def is_open(self, path: Path) -> bool:
         return self.uri_for(path) is not None
 

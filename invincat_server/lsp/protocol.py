@@ -41,6 +41,9 @@ MEMORY_VERIFY = "invincat/memory/verify"
 OFFLOAD = "invincat/offload"
 RULES_LIST = "invincat/rules/list"
 RULES_REVOKE = "invincat/rules/revoke"
+CHECKPOINTS_LIST = "invincat/checkpoints/list"
+CHECKPOINTS_DIFF = "invincat/checkpoints/diff"
+CHECKPOINTS_RESTORE = "invincat/checkpoints/restore"
 STATUS = "invincat/status"
 """Whether the server is ready for chats (`StatusResult`); answered at once, any time."""
 DEBUG_STATUS = "invincat/debug/status"
@@ -65,6 +68,9 @@ REQUESTS = frozenset(
         OFFLOAD,
         RULES_LIST,
         RULES_REVOKE,
+        CHECKPOINTS_LIST,
+        CHECKPOINTS_DIFF,
+        CHECKPOINTS_RESTORE,
         STATUS,
         DEBUG_STATUS,
     }
@@ -99,6 +105,13 @@ ACCEPT_EDIT_TITLE = "Invincat: accept proposed edit"
 REJECT_EDIT_TITLE = "Invincat: reject proposed edit"
 
 MEMORY_SCOPES = ("user", "project")
+REWIND_SCOPES = ("code", "conversation", "both")
+MAX_THREAD_ID = 512
+"""Longer thread ids are refused before any lookup (Invincat's are 36 characters)."""
+MAX_OVERWRITE = 10_000
+"""The most paths `invincat/checkpoints/restore` takes in `overwrite`."""
+MAX_PATH = 4096
+
 MEMORY_LOG_DEFAULT_LIMIT = 100
 """`invincat/memory/log` without `limit`: the journal keeps every batch forever, and a
 sidebar shows the recent ones; ask for more explicitly."""
@@ -370,6 +383,80 @@ class RulesRevokeParams:
     """Which project (docs/protocol.md, "Multi-root workspaces")."""
 
 
+def _check_thread_id(thread_id: str, method: str) -> None:
+    if not 1 <= len(thread_id) <= MAX_THREAD_ID or "\x00" in thread_id:
+        raise ParamsError(
+            f"Invalid params for {method}: `threadId` must be 1-{MAX_THREAD_ID} characters "
+            "without NUL (an id from `invincat/threads/list`)."
+        )
+
+
+@attrs.frozen
+class CheckpointsListParams:
+    """`invincat/checkpoints/list`: a thread's turns and what each changed."""
+
+    thread_id: str = attrs.field(metadata=_json("threadId", (str,)))
+
+    def check(self, method: str) -> None:
+        _check_thread_id(self.thread_id, method)
+
+
+@attrs.frozen
+class CheckpointsDiffParams:
+    """`invincat/checkpoints/diff`: what a rewind would change (nothing changes)."""
+
+    thread_id: str = attrs.field(metadata=_json("threadId", (str,)))
+    to_turn: int | None = attrs.field(default=None, metadata=_json("toTurn", (int,)))
+    """Back to before this turn (1 = the first); or `undo`."""
+    undo: bool = attrs.field(default=False, metadata=_json("undo", (bool,)))
+    """Put the files back as they were before the thread's last rewind."""
+    scope: str = attrs.field(default="code", metadata=_json("scope", (str,), REWIND_SCOPES))
+
+    def check(self, method: str) -> None:
+        _check_thread_id(self.thread_id, method)
+        if (self.to_turn is None) == (not self.undo):
+            raise ParamsError(
+                f"Invalid params for {method}: give either `toTurn` (a turn number) or "
+                "`undo: true`."
+            )
+        if self.to_turn is not None and self.to_turn < 1:
+            raise ParamsError(
+                f"Invalid params for {method}: `toTurn` counts from 1, got {self.to_turn}."
+            )
+        if self.undo and self.scope != "code":
+            raise ParamsError(
+                f"Invalid params for {method}: `undo` restores files only (scope `code`); "
+                "a conversation rewind is not kept, so it cannot be undone."
+            )
+
+
+@attrs.frozen
+class CheckpointsRestoreParams(CheckpointsDiffParams):
+    """`invincat/checkpoints/restore`: do the rewind the same params' diff showed."""
+
+    overwrite: list[Any] = attrs.field(factory=list, metadata=_json("overwrite", (list,)))
+    """Paths (as the diff names them) to restore though they changed since Invincat
+    wrote them; the others such are kept."""
+
+    def check(self, method: str) -> None:
+        super().check(method)
+        if len(self.overwrite) > MAX_OVERWRITE:
+            raise ParamsError(
+                f"Invalid params for {method}: `overwrite` takes at most {MAX_OVERWRITE} paths."
+            )
+        bad = [
+            str(index)
+            for index, path in enumerate(self.overwrite)
+            if not isinstance(path, str) or not 0 < len(path) <= MAX_PATH or "\x00" in path
+        ]
+        if bad:
+            raise ParamsError(
+                f"Invalid params for {method}: `overwrite` holds project-relative paths "
+                f"(strings of 1-{MAX_PATH} characters without NUL); items {', '.join(bad[:10])} "
+                "are not."
+            )
+
+
 def json_kind(value: Any) -> str:
     """The JSON type of a decoded value, as error messages name it."""
     if value is None:
@@ -551,6 +638,40 @@ class RulesListResult(TypedDict):
 
 class RulesRevokeResult(TypedDict):
     revoked: dict[str, Any]
+
+
+class CheckpointsListResult(TypedDict):
+    """The `rewind_turns` object of `invincat rewind --json` (runtime/checkpoints/wire.py)."""
+
+    thread_id: str
+    turns: list[dict[str, Any]]
+    """`{turn, prompt, files}` each, numbered from 1."""
+    rewinds: list[int]
+    problems: list[str]
+
+
+class CheckpointsDiffResult(TypedDict):
+    """The `rewind_plan` object; each file also says whether its buffer takes the change."""
+
+    thread_id: str
+    to_turn: int | None
+    undo: bool
+    scope: str
+    files: list[dict[str, Any]]
+    """`{path, action, changed_by_hand, mode, diff, problem, in_editor}` each."""
+    conflicts: list[str]
+    problems: list[str]
+
+
+class CheckpointsRestoreResult(TypedDict):
+    """The `rewind_done` object; `restored` includes the buffers the editor took, and
+    `failed` those it refused (path → why)."""
+
+    restored: list[str]
+    skipped: list[str]
+    failed: dict[str, str]
+    checkpoint: int | None
+    conversation_removed: int | None
 
 
 class MemoryDidChangeParams(TypedDict):

@@ -398,6 +398,7 @@ def build_server() -> InvincatLanguageServer:
     from invincat_server.lsp.features import (
         approvals,
         chat,
+        checkpoints,
         code_actions,
         context,
         documents,
@@ -409,6 +410,9 @@ def build_server() -> InvincatLanguageServer:
     from invincat_server.lsp.protocol import (
         CANCEL,
         CHAT,
+        CHECKPOINTS_DIFF,
+        CHECKPOINTS_LIST,
+        CHECKPOINTS_RESTORE,
         DEBUG_STATUS,
         MEMORY_APPLY,
         MEMORY_LIST,
@@ -464,6 +468,9 @@ def build_server() -> InvincatLanguageServer:
         (THREADS_DELETE, threads.invincat_threads_delete, None),
         (THREADS_PRUNE, threads.invincat_threads_prune, None),
         (OFFLOAD, context.invincat_offload, None),
+        (CHECKPOINTS_LIST, checkpoints.invincat_checkpoints_list, None),
+        (CHECKPOINTS_DIFF, checkpoints.invincat_checkpoints_diff, None),
+        (CHECKPOINTS_RESTORE, checkpoints.invincat_checkpoints_restore, None),
         (MEMORY_LIST, memory.invincat_memory_list, None),
         (MEMORY_SHOW, memory.invincat_memory_show, None),
         (MEMORY_APPLY, memory.invincat_memory_apply, None),

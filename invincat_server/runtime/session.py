@@ -329,10 +329,16 @@ class Session:
         thread, or one waiting for an approval, is refused."""
         from invincat_server.runtime.checkpoints.conversation import truncate
 
+        await self.ensure_rewindable(thread_id)
+        return await truncate(self.stack.graph, self.stack.config(thread_id), to_turn)
+
+    async def ensure_rewindable(self, thread_id: str) -> None:
+        """Refuse a rewind (files or conversation) of an unknown thread, of one whose turn
+        is running here (it is still recording what it changes) or that has an approval
+        waiting (ThreadBusyError, from the one check: `Rewinder.ensure_quiet`)."""
         if await self._records.thread(thread_id) is None:
             raise UnknownThreadError(f"Unknown thread {thread_id!r}.")
         await asyncio.to_thread(self.rewinder().ensure_quiet, thread_id)
-        return await truncate(self.stack.graph, self.stack.config(thread_id), to_turn)
 
     def rewinder(self) -> Rewinder:
         """The code rewinds of this session's project, which also know the turns this

@@ -16,4 +16,7 @@ restored.
 - pruning.py     the per-project size cap and deleting a thread's checkpoints
 - rewind.py      the one API front ends call: turns, plan, restore (code), truncation
                  of the conversation (through the Session)
+- open_files.py  a rewind from an editor: open files are diffed from and restored to
+                 their buffers (the front end applies them), recorded in the same checkpoint
+- wire.py        turns, plan and outcome as the JSON every front end sends
 """

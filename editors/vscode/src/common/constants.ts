@@ -23,6 +23,9 @@ export const MEMORY_VERIFY = "invincat/memory/verify";
 export const OFFLOAD = "invincat/offload";
 export const RULES_LIST = "invincat/rules/list";
 export const RULES_REVOKE = "invincat/rules/revoke";
+export const CHECKPOINTS_LIST = "invincat/checkpoints/list";
+export const CHECKPOINTS_DIFF = "invincat/checkpoints/diff";
+export const CHECKPOINTS_RESTORE = "invincat/checkpoints/restore";
 export const STATUS = "invincat/status";
 
 // Server → client notifications.
