@@ -591,6 +591,9 @@ local subcommands = {
   rules = function()
     require("invincat.rules").open()
   end,
+  rewind = function()
+    require("invincat.rewind").pick()
+  end,
   approvals = function()
     require("invincat.approval_view").open(require("invincat.approvals").at_cursor())
   end,
