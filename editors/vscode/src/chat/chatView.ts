@@ -34,6 +34,8 @@ import { buildContext, rankFiles, type Chip } from "./context";
 import { currentFileChip, inWorkspace, selectionChip, snapshotEditor, workspaceEditor } from "./editorContext";
 import { chatHtml } from "./html";
 import { ChatModel } from "./model";
+import { rewindToHere } from "../rewind/rewind";
+import { vscodeRewindUi } from "../rewind/rewindUi";
 import type { ChatViewState, DecisionAction, HostMessage, WebviewMessage } from "./viewState";
 import * as fs from "fs";
 
@@ -246,6 +248,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case "resolve":
         await this.resolve(message.action);
         break;
+      case "rewind":
+        await this.rewind(message.entryId);
+        break;
       case "showDiff": {
         const entry = this.model.findApproval(message.approvalId);
         if (entry) {
@@ -351,6 +356,25 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     } catch (error) {
       this.model.notice(undefined, "error", `Cancel failed: ${describe(error)}`);
       this.schedulePost();
+    }
+  }
+
+  /** "Rewind to here": the flow of rewind.ts; a conversation rewind reloads the thread. */
+  private async rewind(entryId: string): Promise<void> {
+    const threadId = this.model.threadId;
+    const prompt = this.model.findPrompt(entryId);
+    if (threadId === undefined || prompt === undefined) {
+      return;
+    }
+    if (this.model.busy) {
+      void vscode.window.showWarningMessage("A turn is still running; wait for it or cancel it before rewinding.");
+      return;
+    }
+    const outcome = await rewindToHere(vscodeRewindUi(this.connection), threadId, prompt.index, prompt.text);
+    if (outcome.kind === "rewound" && outcome.conversationChanged) {
+      this.model.forgetHistory(threadId);
+      await this.switchThread(threadId);
+      void this.refreshThreads();
     }
   }
 

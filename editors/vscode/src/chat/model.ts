@@ -71,6 +71,19 @@ export class ChatModel {
     return !this.transcript(this.current).loaded;
   }
 
+  /** The shown thread's prompt `entryId`: its position among the prompts, and its text. */
+  findPrompt(entryId: string): { index: number; text: string } | undefined {
+    const prompts = this.transcript(this.current).entries.filter((e) => e.kind === "user");
+    const index = prompts.findIndex((e) => e.id === entryId);
+    const entry = prompts[index];
+    return entry && entry.kind === "user" ? { index, text: entry.text } : undefined;
+  }
+
+  /** The thread's saved history must be read again (a rewind changed it). */
+  forgetHistory(threadId: string): void {
+    this.transcript(threadId).loaded = false;
+  }
+
   findApproval(approvalId: string): ApprovalEntry | undefined {
     for (const transcript of this.transcripts.values()) {
       for (const entry of transcript.entries) {

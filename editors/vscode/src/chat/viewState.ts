@@ -112,6 +112,8 @@ export type WebviewMessage =
   | { type: "setPlanMode"; on: boolean }
   | { type: "resolve"; action: DecisionAction }
   | { type: "showDiff"; approvalId: string }
+  /** "Rewind to here" on a prompt of the transcript (its entry id). */
+  | { type: "rewind"; entryId: string }
   | { type: "openFile"; path: string }
   | { type: "removeChip"; id: string }
   | { type: "findFiles"; seq: number; query: string }

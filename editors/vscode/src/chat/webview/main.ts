@@ -154,6 +154,11 @@ document.addEventListener("click", (event) => {
     case "answer":
       decide(target, action);
       break;
+    case "rewind":
+      if (target.dataset.entry) {
+        post({ type: "rewind", entryId: target.dataset.entry });
+      }
+      break;
     case "showDiff":
       if (target.dataset.approval) {
         post({ type: "showDiff", approvalId: target.dataset.approval });

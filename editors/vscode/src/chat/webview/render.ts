@@ -145,7 +145,9 @@ export function renderEntry(entry: Entry): string {
   switch (entry.kind) {
     case "user":
       return (
-        `<div class="entry user"><div class="role">You${entry.mode === "plan" ? " · plan mode" : ""}</div>` +
+        `<div class="entry user"><div class="role">You${entry.mode === "plan" ? " · plan mode" : ""}` +
+        `<button class="rewind" data-action="rewind" data-entry="${escapeAttr(entry.id)}" ` +
+        `title="Undo this turn and the later ones: files, conversation or both (shows the diff first)">Rewind to here</button></div>` +
         `<div class="text">${escapeHtml(entry.text).replace(/\n/g, "<br>")}</div></div>`
       );
     case "assistant":
