@@ -154,7 +154,7 @@ async def test_refusals_say_why_and_change_nothing(
         "invincat/checkpoints/restore",
         {"threadId": thread, "toTurn": 1, "scope": "both"},
     )
-    assert error.code == -32012 and "wait for it or cancel it first" in error.message
+    assert error.code == -32012 and "wait for it or cancel it before rewinding" in error.message
     assert (await lsp.request("invincat/cancel", {"turnId": busy["turnId"]}))["cancelled"]
     assert (await lsp.turn_end(busy["turnId"]))["status"] == "cancelled"
 

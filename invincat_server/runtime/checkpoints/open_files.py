@@ -29,7 +29,12 @@ from dataclasses import dataclass, field
 from invincat_server.runtime import private_files
 from invincat_server.runtime.checkpoints import manifests as mf
 from invincat_server.runtime.checkpoints.manifests import Change, FileState, Manifest
-from invincat_server.runtime.checkpoints.planning import MAX_DIFF_BYTES, FilePlan, RewindPlan
+from invincat_server.runtime.checkpoints.planning import (
+    MAX_DIFF_BYTES,
+    FilePlan,
+    RewindPlan,
+    targets_since,
+)
 from invincat_server.runtime.checkpoints.restore import RestoreResult
 from invincat_server.runtime.checkpoints.rewind import Rewinder, ThreadCheckpoints
 from invincat_server.runtime.checkpoints.store import CheckpointError, digest_of
@@ -66,20 +71,6 @@ class EditorRestore:
 
 def _encoded(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
-
-
-def _targets(manifests: list[Manifest], start_seq: int) -> tuple[dict[str, FileState], dict]:
-    """(path → its state before checkpoint `start_seq`, path → what Invincat last left
-    there): the rule planning.plan applies, for the paths it leaves out because their
-    disk already holds the target while their buffer does not."""
-    targets: dict[str, FileState] = {}
-    last: dict[str, FileState | None] = {}
-    for manifest in manifests:
-        for path, change in manifest.files.items():
-            if manifest.seq >= start_seq:
-                targets.setdefault(path, change.before)
-            last[path] = change.after
-    return targets, last
 
 
 def _target_text(rewinder: Rewinder, target: FileState) -> str | None:
@@ -127,7 +118,7 @@ def plan_in_editor(
     result = EditorPlan(rewind)
     if not open_texts:
         return result
-    targets, last = _targets(found.manifests, rewind.start_seq)
+    targets, last = targets_since(found.manifests, rewind.start_seq)
     by_path = {entry.path: entry for entry in rewind.files}
     for path, text in open_texts.items():
         target = targets.get(path)

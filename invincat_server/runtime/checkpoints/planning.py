@@ -103,10 +103,11 @@ def file_diff(store: ObjectStore, path: str, current: FileState, target: FileSta
     return text
 
 
-def plan(
-    store: ObjectStore, thread_id: str, manifests: list[Manifest], start_seq: int
-) -> RewindPlan:
-    result = RewindPlan(thread_id, start_seq)
+def targets_since(
+    manifests: list[Manifest], start_seq: int
+) -> tuple[dict[str, FileState], dict[str, FileState | None]]:
+    """(path → its state before checkpoint `start_seq`: the *before* of the earliest
+    checkpoint from `start_seq` on that names it; path → what Invincat last left there)."""
     targets: dict[str, FileState] = {}
     last: dict[str, FileState | None] = {}
     for manifest in manifests:
@@ -114,6 +115,14 @@ def plan(
             if manifest.seq >= start_seq:
                 targets.setdefault(path, change.before)
             last[path] = change.after
+    return targets, last
+
+
+def plan(
+    store: ObjectStore, thread_id: str, manifests: list[Manifest], start_seq: int
+) -> RewindPlan:
+    result = RewindPlan(thread_id, start_seq)
+    targets, last = targets_since(manifests, start_seq)
     for path in sorted(targets):
         target = targets[path]
         current = current_state(store, path, keep=False)
