@@ -236,6 +236,7 @@ def _build_agents(
         PlannerApprovalMiddleware,
         build_planner_agent,
     )
+    from invincat_server.runtime.agents.repeated_calls import RepeatedCallGuard
     from invincat_server.runtime.agents.text_tool_call_middleware import TextToolCallMiddleware
     from invincat_server.runtime.context.middleware import ContextMiddleware, ContextSettings
 
@@ -243,6 +244,10 @@ def _build_agents(
         # Last in each list: it wraps the model call innermost, so it sees the tools
         # finally offered and the model's own answer (text_tool_call_middleware.py).
         return [TextToolCallMiddleware()] if settings.text_tool_calls == "auto" else []
+
+    def repeats() -> RepeatedCallGuard | None:
+        limit = settings.max_repeated_calls
+        return RepeatedCallGuard(limit) if limit else None
 
     prompt = system_prompt(str(workspace.root), extensions.prompt_sections)
     context = ContextMiddleware(
@@ -272,6 +277,7 @@ def _build_agents(
             *extensions.middleware,
             *text_calls(),
         ],
+        guards=[guard] if (guard := repeats()) is not None else [],
     )
     planner = build_planner_agent(
         model=model,
@@ -283,6 +289,7 @@ def _build_agents(
         approvals=PlannerApprovalMiddleware(policy, workspace, documents),
         guard=MemoryGuardMiddleware(memory, watch),
         extra_middleware=text_calls(),
+        repeats=repeats(),
     )
     return context, graph, planner
 

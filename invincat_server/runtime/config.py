@@ -27,6 +27,8 @@ PROJECT_MARKERS = (".git", "pyproject.toml", "package.json", "Cargo.toml", "go.m
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_CHECKPOINTS_MAX_MB = 1024
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
+DEFAULT_MAX_REPEATED_CALLS = 3
+MAX_REPEATED_CALLS_LIMIT = 1000
 MAX_OUTPUT_TOKENS_LIMIT = 1_000_000
 
 
@@ -78,6 +80,10 @@ class Settings:
     text_tool_calls: str = "auto"
     """`auto`: a response with no structured tool calls is searched for calls written as
     text (`INVINCAT_TEXT_TOOL_CALLS` / `text_tool_calls`); `off`: its text is the answer."""
+    max_repeated_calls: int = DEFAULT_MAX_REPEATED_CALLS
+    """The how-many-th identical tool call of a turn is not run but answered with an error,
+    0 for never (`INVINCAT_MAX_REPEATED_CALLS` / `max_repeated_calls`); two more end the
+    turn (runtime/agents/repeated_calls.py)."""
     checkpoints_max_bytes: int = DEFAULT_CHECKPOINTS_MAX_MB * 1024 * 1024
     """The cap on one project's rewind checkpoints (`INVINCAT_CHECKPOINTS_MAX_MB` /
     `[checkpoints] max_mb`): over it, the oldest are pruned (runtime/checkpoints)."""
@@ -135,6 +141,19 @@ def _max_output_tokens(raw: str | None) -> int:
     if not 0 <= value <= MAX_OUTPUT_TOKENS_LIMIT:
         raise ConfigError(
             f"max_output_tokens must be between 0 (no cap) and {MAX_OUTPUT_TOKENS_LIMIT:,}, "
+            f"got {raw}."
+        )
+    return int(value)
+
+
+def _max_repeated_calls(raw: str | None) -> int:
+    if raw is None:
+        return DEFAULT_MAX_REPEATED_CALLS
+    value = _number(raw, "max_repeated_calls", int)
+    # 1 would refuse every call, its first time included.
+    if value != 0 and not 2 <= value <= MAX_REPEATED_CALLS_LIMIT:
+        raise ConfigError(
+            f"max_repeated_calls must be 0 (off) or from 2 to {MAX_REPEATED_CALLS_LIMIT:,}, "
             f"got {raw}."
         )
     return int(value)
@@ -237,6 +256,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         shell_keep_env=keep_env,
         shell_env_warnings=tuple(warnings),
         text_tool_calls=_text_tool_calls(pick("INVINCAT_TEXT_TOOL_CALLS", "text_tool_calls")),
+        max_repeated_calls=_max_repeated_calls(
+            pick("INVINCAT_MAX_REPEATED_CALLS", "max_repeated_calls")
+        ),
         checkpoints_max_bytes=_checkpoints_max_bytes(env, file_cfg),
     )
 

@@ -40,10 +40,13 @@ def build_main_agent(
     workspace_root: str,
     prompt: str | None = None,
     extra_middleware: Sequence[AgentMiddleware] = (),
+    guards: Sequence[AgentMiddleware] = (),
 ) -> Any:
     """Compile the main agent graph. Order matters: history repair wraps every model call
     (outermost), then context management shapes what the model sees; approvals run after
-    every model response before any tool executes."""
+    every model response before any tool executes, and `guards` (the repeated-call guard)
+    just before them: LangChain runs after-model hooks last to first, so a call a guard
+    answers is never asked about."""
     return create_agent(
         model=model,
         tools=list(tools),
@@ -52,6 +55,7 @@ def build_main_agent(
             HistoryRepairMiddleware(),
             *([context] if context is not None else []),
             approvals,
+            *guards,
             *extra_middleware,
         ],
         checkpointer=checkpointer,

@@ -205,10 +205,13 @@ def build_planner_agent(
     approvals: PlannerApprovalMiddleware | None = None,
     guard: AgentMiddleware | None = None,
     extra_middleware: Sequence[AgentMiddleware] = (),
+    repeats: AgentMiddleware | None = None,
 ) -> Any:
     """`approvals` asks before allowed tools that the policy does not let run freely
     (`web_fetch`). It is listed before the guard so the guard's after-model hook runs first:
     refused calls are answered, and only the calls it lets through are asked about.
+    `repeats` (the repeated-call guard) sits between them: it sees the guard's refusals as
+    answered and answers its own before approvals ask.
     `extra_middleware` comes last: its model-call wrappers are the innermost."""
     read_only = [t for t in tools if t.name in PLANNER_TOOLS]
     allowed = [t.name for t in read_only] + ["write_todos", "ask_user", "approve_plan"]
@@ -220,6 +223,7 @@ def build_planner_agent(
             HistoryRepairMiddleware(),
             InteractionMiddleware(headless=headless, agent="planner"),
             *([approvals] if approvals is not None else []),
+            *([repeats] if repeats is not None else []),
             PlannerGuardMiddleware(allowed),
             *([guard] if guard is not None else []),
             *extra_middleware,

@@ -1,0 +1,180 @@
+"""The repeated-call guard: a model stuck in a loop is told so, then stopped.
+
+Small models often make the same tool call again and again — the same write, the same
+test run — until the recursion limit ends the turn minutes later (bench/README.md). This
+after-model hook counts, within the current turn (the messages since the last user
+message), how often each call was made: same tool name, same arguments as canonical JSON.
+
+- The `limit`-th identical call does not run and nobody is asked: it gets an error result
+  saying how often it was already made, what it last returned, and to do something
+  different or answer.
+- A call that repeats `limit + 2` times or more ends the turn with a ModelOutputError
+  (one `error` event naming the call, `turn_end` failed) instead of looping on.
+
+Counting restarts whenever the model makes a call it has not made before in the turn:
+edit, test, another edit, the same test again is work, not a loop. A loop makes nothing
+new, so its counts only grow.
+
+It runs before approvals (listed after them: LangChain runs after-model hooks last to
+first), on the structured calls of the answer, which include those written as text
+(text_tool_call_middleware.py turns them into structured calls inside the model node).
+Calls already answered by then (a text call that cannot run) are counted, never answered
+twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from invincat_server.runtime.errors import ModelOutputError
+from invincat_server.runtime.wording import plural
+
+GUARD_KEY = "invincat_repeated_call"
+"""In the artifact of the guard's own results: they are not a call's real result."""
+RESULT_HEAD = 150
+RESULT_TAIL = 250
+
+
+def canonical_args(args: Any) -> str:
+    """Arguments as canonical JSON: the same call written with its keys in another order
+    or other spacing is the same call."""
+    try:
+        return json.dumps(
+            args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+        )
+    except (TypeError, ValueError, RecursionError):  # a cycle, keys of mixed types
+        return repr(args)
+
+
+def call_key(name: str, args: Any) -> str:
+    """The identity of a call: its tool and its arguments."""
+    return f"{name}\x00{canonical_args(args)}"
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """How often a call of the latest answer was made this turn, counting it."""
+
+    call_id: str
+    name: str
+    args: Any
+    count: int
+    last_result: str | None
+
+
+def repeats(turn: Sequence[BaseMessage], last: AIMessage) -> list[Repeat]:
+    """Each call of `last` with its count in `turn` (the turn's messages before `last`)
+    since the turn last made a call it had not made before."""
+    results = {m.tool_call_id: m for m in turn if isinstance(m, ToolMessage)}
+    seen: set[str] = set()
+    counts: dict[str, int] = {}
+    last_result: dict[str, str] = {}
+
+    def count(calls: Iterable[Any]) -> list[Repeat]:
+        found = []
+        for call in calls:
+            key = call_key(call["name"], call["args"])
+            if key not in seen:
+                seen.add(key)
+                counts.clear()  # something new: what came before is not a loop
+            counts[key] = counts.get(key, 0) + 1
+            found.append(
+                Repeat(
+                    str(call["id"]), call["name"], call["args"], counts[key], last_result.get(key)
+                )
+            )
+            result = results.get(call["id"])
+            if result is not None and not _from_guard(result):
+                last_result[key] = result.text
+        return found
+
+    for message in turn:
+        if isinstance(message, AIMessage):
+            count(message.tool_calls)
+    return count(last.tool_calls)
+
+
+def _from_guard(message: ToolMessage) -> bool:
+    artifact = message.artifact
+    return isinstance(artifact, dict) and bool(artifact.get(GUARD_KEY))
+
+
+def current_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages since the last user message (the turn so far, resumed or not)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return list(messages[index + 1 :])
+    return list(messages)
+
+
+def short(text: str) -> str:
+    """A result cut to its start and its end (where a test run says what failed)."""
+    text = text.strip()
+    if len(text) <= RESULT_HEAD + RESULT_TAIL:
+        return text
+    return f"{text[:RESULT_HEAD]} … {text[-RESULT_TAIL:]}"
+
+
+def describe_call(name: str, args: Any) -> str:
+    return f"`{name}` {canonical_args(args)[:200]}"
+
+
+def refusal(repeat: Repeat) -> ToolMessage:
+    before = repeat.count - 1
+    said = (
+        f"Its last result was: {short(repeat.last_result)}"
+        if repeat.last_result is not None
+        else "It did not run then either."
+    )
+    return ToolMessage(
+        content=(
+            f"Not run: you already made this exact call {plural(before, 'time')} this turn "
+            f"and making it again gives the same result. {said}\n"
+            "Do something different (read the file or the error you are working on, "
+            "change your approach) or answer the user with what you found."
+        ),
+        tool_call_id=repeat.call_id,
+        name=repeat.name,
+        status="error",
+        artifact={GUARD_KEY: repeat.count},
+    )
+
+
+class RepeatedCallGuard(AgentMiddleware):
+    """Answers the `limit`-th identical call of a turn with an error, and ends the turn
+    at `limit + 2` (see the module docstring)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        turn = current_turn(state["messages"])
+        answered: set[str] = set()
+        while turn and isinstance(tail := turn[-1], ToolMessage):  # answered already
+            answered.add(tail.tool_call_id)
+            turn.pop()
+        last = turn.pop() if turn else None
+        if not isinstance(last, AIMessage) or not last.tool_calls:
+            return None
+        found = repeats(turn, last)
+        for repeat in found:
+            if repeat.count >= self.limit + 2:
+                raise ModelOutputError(
+                    f"Stopped the turn: the model made the same call "
+                    f"{describe_call(repeat.name, repeat.args)} {repeat.count} times this "
+                    "turn, still after being told it repeats itself. Say more precisely what "
+                    "to do, or try a larger model (max_repeated_calls in config.toml, "
+                    "INVINCAT_MAX_REPEATED_CALLS)."
+                )
+        refused = [refusal(r) for r in found if r.count >= self.limit and r.call_id not in answered]
+        # Appended after the answer's other results: the tool node runs only the calls
+        # still unanswered, and approvals skip the answered ones.
+        return {"messages": refused} if refused else None

@@ -1,0 +1,76 @@
+"""A model that repeats itself, through the real `invincat chat` and the fake server: the
+third identical call does not run and nobody is asked, a model that goes on is stopped
+with an error naming the call, and `max_repeated_calls = 0` turns the guard off."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.terminal.cli_process import run_invincat
+
+WRITE = {"name": "write_file", "arguments": {"path": "notes.txt", "content": "hello\n"}}
+
+
+def hermes(name: str, **args: Any) -> str:
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': args})}\n</tool_call>"
+
+
+def test_the_third_identical_write_is_not_run_nor_asked_and_the_model_then_answers(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [WRITE], "times": 3},
+            {"content": "I wrote notes.txt.", "match": {"has_tool_result": True}},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "write notes", "--json", "--cwd", str(workspace)], invincat_env, input="y\ny\n"
+    )
+    assert result.code == 0, result.stderr
+    # Asked twice, written twice; the third was answered by the guard, without asking.
+    assert len(result.of_type("approval_requested")) == 2
+    statuses = [r["status"] for r in result.of_type("tool_result")]
+    assert statuses == ["success", "success", "error"]
+    third = result.of_type("tool_result")[-1]
+    assert "already made this exact call 2 times this turn" in third["content"]
+    assert "Wrote 1 line to notes.txt" in third["content"]  # what it last returned
+    assert (workspace / "notes.txt").read_text() == "hello\n"
+    # The model saw the note, then answered, and the turn completed.
+    said = [m for m in fake_openai.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+    assert "Do something different" in said[-1]["content"]
+    assert "".join(e["text"] for e in result.of_type("message_delta")) == "I wrote notes.txt."
+    [end] = result.of_type("turn_end")
+    assert end["status"] == "completed"
+
+
+def test_a_model_that_keeps_repeating_a_text_call_is_stopped_with_a_notice(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    fake_openai.add_steps([{"content": hermes("read_file", path="calc.py"), "times": 20}])
+    result = run_invincat(["chat", "explain calc.py", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 1
+    assert "Stopped the turn" in result.stderr and "`read_file`" in result.stderr
+    assert "calc.py" in result.stderr and "5 times this turn" in result.stderr
+    # Two reads ran, two were answered by the guard, the fifth ended the turn: 5 model
+    # calls instead of the recursion limit's hundred.
+    assert len(fake_openai.chat_requests()) == 5
+    assert "Traceback" not in result.stderr
+
+
+def test_max_repeated_calls_0_lets_a_model_repeat(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "calc.py").write_text("x = 1\n")
+    read = {"name": "read_file", "arguments": {"path": "calc.py"}}
+    fake_openai.add_steps([{"tool_calls": [read], "times": 6}, {"content": "It sets x."}])
+    env = {**invincat_env, "INVINCAT_MAX_REPEATED_CALLS": "0"}
+    result = run_invincat(["chat", "explain", "--json", "--cwd", str(workspace)], env)
+    assert result.code == 0, result.stderr
+    assert [r["status"] for r in result.of_type("tool_result")] == ["success"] * 6
+    [end] = result.of_type("turn_end")
+    assert end["status"] == "completed"
