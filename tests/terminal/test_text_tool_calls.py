@@ -287,3 +287,28 @@ def test_a_huge_text_write_is_shown_whole_and_asks(
     [asked] = result.of_type("approval_requested")
     assert asked["tool_name"] == "write_file"
     assert (workspace / "big.txt").read_text() == content
+
+
+def test_a_read_of_the_root_without_its_slash_reads_the_project_file(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    # As Qwen2.5-Coder-1.5B wrote it in bench/real_model.py: the absolute root of the
+    # system prompt with its leading "/" dropped.
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    slashless = str(workspace.resolve() / "calc.py").lstrip("/")
+    fake_openai.add_steps(
+        [
+            text(fenced("read_file", path=slashless)),
+            text("It adds two numbers.", has_tool_result=True),
+        ]
+    )
+    result = run_invincat(
+        ["chat", "explain calc.py", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert result.code == 0, result.stderr
+    [done] = result.of_type("tool_result")
+    assert done["status"] == "success", done["content"]
+    assert "return a + b" in done["content"]
+    assert "".join(e["text"] for e in result.of_type("message_delta")).endswith(
+        "It adds two numbers."
+    )

@@ -122,6 +122,37 @@ def test_symlink_inside_workspace_is_followed(workspace: Workspace, root: Path) 
     assert workspace.resolve("alias/main.py") == root / "src" / "main.py"
 
 
+def slashless(path: Path) -> str:
+    """`path` as a small model copies it from the system prompt: without its leading /."""
+    return str(path).lstrip("/")
+
+
+def test_the_root_spelled_without_its_slash_is_the_root(workspace: Workspace, root: Path) -> None:
+    assert workspace.resolve(slashless(root / "src" / "main.py")) == root / "src" / "main.py"
+    assert workspace.resolve(slashless(root)) == root
+    assert workspace.resolve(slashless(root / "new.txt"), write=True) == root / "new.txt"
+    assert workspace.resolve("./" + slashless(root / "src")) == root / "src"
+
+
+def test_a_slashless_root_is_still_confined(
+    workspace: Workspace, root: Path, outside: Path
+) -> None:
+    (root / "secret-link").symlink_to(outside / "secret.txt")
+    for path in (root / "secret-link", root / ".." / "outside" / "secret.txt"):
+        with pytest.raises(WorkspaceError, match="outside the workspace"):
+            workspace.resolve(slashless(path))
+    # Another folder's path without its slash is a path in the project, as ever.
+    other = slashless(outside / "secret.txt")
+    assert workspace.resolve(other) == root / other
+
+
+def test_a_project_folder_of_that_name_is_read_as_given(workspace: Workspace, root: Path) -> None:
+    first = root.parts[1]  # "tmp" for a root under /tmp
+    (root / first).mkdir()
+    given = slashless(root / "src" / "main.py")
+    assert workspace.resolve(given) == root / given
+
+
 def test_nul_byte_is_refused(workspace: Workspace) -> None:
     with pytest.raises(WorkspaceError):
         workspace.resolve("a\x00b")
@@ -139,6 +170,14 @@ async def test_read_outside_is_an_error_message(
         assert message.status == "error"
         assert "outside the workspace" in message.content
         assert "top secret" not in message.content
+
+
+async def test_read_file_takes_the_root_without_its_slash(
+    tools: dict[str, BaseTool], root: Path
+) -> None:
+    message = await call(tools["read_file"], path=slashless(root / "src" / "main.py"))
+    assert message.status == "success", message.content
+    assert "print('hi')" in message.content
 
 
 async def test_writes_outside_are_refused_and_write_nothing(

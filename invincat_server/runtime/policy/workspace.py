@@ -54,7 +54,9 @@ class Workspace:
         exist yet, the nearest existing ancestor is resolved and the rest is appended,
         so creating ``linkdir/new.txt`` where ``linkdir`` points outside is refused.
         ``~`` is not expanded: it is an ordinary file name here. ``write`` says the
-        caller will change the file (the deny hook is stricter for writes).
+        caller will change the file (the deny hook is stricter for writes). A relative
+        path that spells the root without its leading ``/`` is read as absolute
+        (`root_spelled_relative`), then checked like any other.
         """
         if not isinstance(path, str):
             raise WorkspaceError(f"Path must be a string, got {type(path).__name__}.")
@@ -62,7 +64,7 @@ class Workspace:
             raise WorkspaceError(f"Path {path!r} contains a NUL byte, which no file name can.")
         candidate = Path(path)
         if not candidate.is_absolute():
-            candidate = self.root / candidate
+            candidate = self.root_spelled_relative(candidate) or self.root / candidate
         resolved = self._real(candidate)
         if not self.contains(resolved):
             raise WorkspaceError(
@@ -74,6 +76,19 @@ class Workspace:
             if reason:
                 raise ProtectedPathError(reason)
         return resolved
+
+    def root_spelled_relative(self, relative: Path) -> Path | None:
+        """``relative`` as an absolute path when it starts with the root's own path minus
+        the leading ``/`` (``tmp/x/project/calc.py`` for root ``/tmp/x/project``): small
+        models copy the root from the system prompt and drop the slash. None when it does
+        not, or when its first part (``tmp``) exists in the project: then the path is
+        the project's own, as given."""
+        own = self.root.parts[1:]
+        if not own or relative.parts[: len(own)] != own:
+            return None
+        if os.path.lexists(self.root / relative.parts[0]):
+            return None
+        return Path(self.root.anchor, *relative.parts)
 
     def denied(self, path: Path) -> bool:
         """True if the deny hook protects ``path`` from reading (search tools skip it)."""
