@@ -110,7 +110,7 @@ class SessionHost:
         self._ls = ls
         self._projects = projects
         self.root: Path = root
-        """The project root (`find_project_root` of its workspace folders)."""
+        """The project root of its workspace folders (runtime/project/root.py)."""
         self.settings: Settings | None = None
         self.startup = Startup(changed=projects.announce)
         """Its phase, failure and timings (runtime/project/startup.py); `status` sends them."""

@@ -1,7 +1,8 @@
 """Multi-root workspaces: every workspace folder is its own project, and every request
 goes to the project it concerns (docs/protocol.md, "Multi-root workspaces").
 
-A project is a project root (`find_project_root` of a folder); folders with the same
+A project is a project root (the core's `project_root` of a folder, as every front end
+finds it: runtime/project/root.py); folders with the same
 root share one `SessionHost` (lsp/host.py: its ProjectData, Session, approvals, project
 memory, workspace rules). `Projects` owns the hosts, the folder list, and answers "which
 project?" for a uri, a `folder` param, a thread, an approval. It also holds what is
@@ -20,11 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pygls.uris import to_fs_path
+
 from invincat_server import STARTED
 from invincat_server.lsp.documents import path_to_uri, uri_to_path
 from invincat_server.lsp.errors import rpc_error
 from invincat_server.lsp.host import SessionHost, import_stack, stack_loaded
 from invincat_server.lsp.protocol import STATUS_CHANGED, ErrorCode, StatusResult
+from invincat_server.runtime.project.root import project_root
 from invincat_server.runtime.project.startup import combined
 
 if TYPE_CHECKING:
@@ -47,17 +51,22 @@ class Folder:
 
 
 def _real(path: Path) -> Path:
+    """A folder's or a document's own real path (not its project root): documents are
+    routed to the innermost workspace folder holding them, whichever spelling names it."""
     return Path(os.path.realpath(path))
+
+
+def _same_folder(uri: str, other: str) -> bool:
+    """Two uris naming one folder the same way (one may be percent-encoded differently):
+    not a folder and a symlink to it, which are two workspace folders of one project."""
+    if uri == other:
+        return True
+    path = to_fs_path(uri)  # as named: uri_to_path would resolve the link
+    return path is not None and path == to_fs_path(other)
 
 
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or path.is_relative_to(folder)
-
-
-def _project_root(path: Path) -> Path:
-    from invincat_server.runtime.config import find_project_root
-
-    return _real(find_project_root(path))
 
 
 def context_uri(context: Any) -> str | None:
@@ -143,8 +152,10 @@ class Projects:
     # folders ---------------------------------------------------------------------
     def _add(self, uri: str, path: Path) -> SessionHost:
         path = _real(path)
-        root = _project_root(path)
-        self.folders = [f for f in self.folders if f.path != path]
+        root = project_root(path)
+        # Keyed by the uri the editor named: a folder and a symlink to it are two folders
+        # of one project, and removing one leaves the other (and the project) open.
+        self.folders = [f for f in self.folders if not _same_folder(f.uri, uri)]
         self.folders.append(Folder(uri, path, root))
         host = self.hosts.get(root)
         if host is None:
@@ -157,8 +168,7 @@ class Projects:
         background; close removed ones no other folder uses (their running turns stop,
         their pending approvals stay saved for the next time the folder opens)."""
         for uri in removed:
-            path = uri_to_path(uri)
-            self.folders = [f for f in self.folders if f.uri != uri and f.path != path]
+            self.folders = [f for f in self.folders if not _same_folder(f.uri, uri)]
         gone = [
             h for root, h in self.hosts.items() if not any(f.root == root for f in self.folders)
         ]
@@ -247,6 +257,8 @@ class Projects:
         project = await self.first().project_data()
         for info in await project.threads(all_workspaces=True):
             if info.thread_id == thread_id:
+                # `workspace` is the root the thread was recorded under (already a
+                # project root): only its spelling is made canonical, not searched again.
                 return info, self.hosts.get(_real(Path(info.workspace)))
         return None, None
 

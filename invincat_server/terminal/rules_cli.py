@@ -49,16 +49,15 @@ def add_rules_parser(subparsers: Any) -> None:
 
 
 def run_rules_command(settings: Settings, args: argparse.Namespace) -> int:
-    from invincat_server.runtime.config import find_project_root
     from invincat_server.runtime.policy.file_lock import FileLockTimeout
     from invincat_server.runtime.policy.rule_listing import RuleError
-    from invincat_server.runtime.policy.workspace import Workspace
+    from invincat_server.runtime.project.root import project_root
 
     cwd = Path(args.cwd) if args.cwd else Path(os.getcwd())
     if not cwd.is_dir():
         return _fail(f"--cwd {cwd} is not a directory.")
-    # The same canonical root a chat's policy stores its rules under.
-    root = Workspace(find_project_root(cwd)).root
+    # The root every front end opens (a chat's policy stores its rules under it).
+    root = project_root(cwd)
     try:
         if args.rules_command == "list":
             return _list(settings.approvals_file, None if args.all else root, args.json)

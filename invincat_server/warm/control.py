@@ -86,10 +86,10 @@ def describe_request(request: dict[str, Any], client: int) -> tuple[str, str]:
             directory = directory / argv[index + 1]
         elif arg.startswith("--cwd="):
             directory = directory / arg.removeprefix("--cwd=")
-    from invincat_server.runtime.config import find_project_root
+    from invincat_server.runtime.project.root import project_root
 
-    try:
-        project = find_project_root(directory)
+    try:  # the root the worker's front end opens, so `status` names the same project
+        project = project_root(directory)
     except (OSError, ValueError, RuntimeError):  # unreadable, a NUL byte, a link loop
         return serves, str(directory)
     return serves, str(project)

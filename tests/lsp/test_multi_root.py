@@ -365,3 +365,40 @@ async def test_without_a_model_every_project_fails_with_one_message_and_memory_w
         assert listed["stores"]["project"].startswith(str(second.resolve()))
     finally:
         await stop_client(client)
+
+
+async def test_a_folder_and_a_symlink_to_it_are_one_project_whichever_is_removed(
+    invincat_env: dict[str, str],
+    fake_openai: FakeOpenAIServer,
+    workspace: Path,
+    tmp_path: Path,
+    editor: str,
+) -> None:
+    # The core's project_root decides, as for `invincat memory|rules|chat`: one project,
+    # one Session, the thread of one folder continued from the other.
+    link = tmp_path / "link-to-project"
+    link.symlink_to(workspace, target_is_directory=True)
+    lsp = await start_client(invincat_env, workspace, editor, more_folders=(link,))
+    try:
+        status = await _ready(lsp, workspace)
+        assert [p["root"] for p in status["projects"]] == [str(workspace.resolve())]
+        fake_openai.add_steps([{"content": "Via the link."}, {"content": "Via the folder."}])
+        first = await lsp.chat("hi", folder=file_uri(link), wait=True)
+        again = await lsp.chat(
+            "go on", threadId=first["threadId"], folder=file_uri(workspace), wait=True
+        )
+        assert first["status"] == again["status"] == "completed"
+        history = await lsp.request("invincat/threads/history", {"threadId": first["threadId"]})
+        assert [m["content"] for m in history["messages"] if m["role"] == "user"] == [
+            "hi",
+            "go on",
+        ]
+
+        # Removing the real folder leaves the link's folder, and the project, open.
+        _folders_changed(lsp, added=[], removed=[workspace])
+        status = await _ready(lsp, link)
+        assert [p["root"] for p in status["projects"]] == [str(workspace.resolve())]
+        listed = await lsp.request("invincat/threads/list", {"folder": file_uri(link)})
+        assert [t["threadId"] for t in listed["threads"]] == [first["threadId"]]
+    finally:
+        await stop_client(lsp)

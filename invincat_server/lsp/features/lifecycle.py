@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 def workspace_folders(params: types.InitializeParams) -> list[tuple[str, Path]]:
     """The folders the editor opened, (uri, path), in order: every workspace folder that
     is a local directory, else rootUri/rootPath, else the cwd. Each is worked on in its
-    project root (`find_project_root`), as the terminal does from its cwd."""
+    project root (the core's `project_root`, lsp/projects.py), as the terminal does from
+    its cwd."""
     folders: list[tuple[str, Path]] = []
     for folder in params.workspace_folders or []:
         path = uri_to_path(folder.uri)
