@@ -4,8 +4,8 @@
 The agent is split by concern into mixins over this base (acp/agent.py puts them
 together): lifecycle.py (initialize, sessions, extension methods), turns.py (prompts and
 the turn's events), asking.py (permission requests), commands.py (slash commands and
-modes). A method one part calls in another is declared here, so each part type-checks
-alone.
+modes), rewind.py (the `/rewind` dialogue). A method one part calls in another is
+declared here, so each part type-checks alone.
 """
 
 from __future__ import annotations
@@ -159,4 +159,7 @@ class AgentBase:
         raise NotImplementedError
 
     async def _memory_summary(self, acp_session: AcpSession) -> PromptResponse:
+        raise NotImplementedError
+
+    async def _rewind(self, acp_session: AcpSession, arg: str) -> PromptResponse:
         raise NotImplementedError

@@ -1,6 +1,6 @@
-"""Slash commands (`/plan`, `/offload`, `/memory`, `/rules`: announced, and the ones
-answered without the model) and the session mode (`session/set_mode`,
-`session/set_config_option`; the shapes are in modes.py)."""
+"""Slash commands (`/plan`, `/offload`, `/memory`, `/rules`, `/rewind`: announced, and
+the ones answered without the model; `/rewind`'s dialogue is rewind.py) and the session
+mode (`session/set_mode`, `session/set_config_option`; the shapes are in modes.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
-from invincat_server.acp import rules, updates
+from invincat_server.acp import rewind_text, rules, updates
 from invincat_server.acp.base import AcpSession, AgentBase, log, rpc_error
 from invincat_server.acp.modes import (
     checked_mode,
@@ -35,6 +35,7 @@ COMMANDS = {
     "offload": ("Move all but the latest turn out of the model's context into a file", None),
     "memory": ("List what Invincat remembers about you and this project", None),
     "rules": (rules.DESCRIPTION, rules.HINT),
+    "rewind": (rewind_text.DESCRIPTION, rewind_text.HINT),
 }
 DROPPED_PLAN = (
     "The user switched back to agent mode instead of refining the plan: the plan is dropped; "

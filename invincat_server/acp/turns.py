@@ -20,7 +20,8 @@ from acp.schema import (
 from invincat_server.acp import rules, updates
 from invincat_server.acp.base import AcpSession, AgentBase, log, rpc_error
 from invincat_server.acp.commands import COMMANDS
-from invincat_server.acp.prompt import find_command, read_prompt
+from invincat_server.acp.prompt import Prompt, find_command, read_prompt
+from invincat_server.acp.rewind import BUSY
 from invincat_server.runtime.errors import SessionError
 from invincat_server.runtime.events import (
     ApprovalRequested,
@@ -41,6 +42,9 @@ class Turns(AgentBase):
         acp_session = self._require(session_id)
         blocks = read_prompt(prompt, acp_session.runtime.workspace)
         if acp_session.awaiting_reply is not None:
+            if find_command(Prompt(list(blocks.texts)), ("rewind",))[0] is not None:
+                # Not the reply the paused turn waits for: a rewind while a turn runs.
+                return await self._say(acp_session, BUSY)
             return await self._reply(acp_session, blocks.text)
         if acp_session.turn is not None and not acp_session.turn.done:
             raise rpc_error(
@@ -53,6 +57,8 @@ class Turns(AgentBase):
             return await self._offload(acp_session)
         if command == "memory":
             return await self._memory_summary(acp_session)
+        if command == "rewind":
+            return await self._rewind(acp_session, rest)
         if command == "rules":
             answer = rules.rules_text(acp_session.runtime.policy, rest)
             return await self._say(acp_session, answer)
