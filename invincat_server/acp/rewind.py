@@ -52,13 +52,12 @@ class Rewinding(AgentBase):
             return await self._say(acp_session, str(exc))
         if not acp_session.has_thread:
             return await self._say(acp_session, words.NO_TURNS)
-        from invincat_server.runtime.checkpoints.rewind import Rewinder
         from invincat_server.runtime.checkpoints.store import CheckpointError
 
         runtime, thread_id = acp_session.runtime, acp_session.session_id
         if await runtime.pending_approvals(thread_id):
             return await self._say(acp_session, WAITING)
-        rewinder = Rewinder(runtime.settings, runtime.workspace.root)
+        rewinder = runtime.rewinder()  # knows this session's running turns (ensure_quiet)
         try:
             found = await asyncio.to_thread(rewinder.checkpoints, thread_id)
         except (CheckpointError, SessionError) as exc:
@@ -117,7 +116,11 @@ class Rewinding(AgentBase):
                 return await self._say(acp_session, str(exc))
             if plan.files:
                 confirmed = await self._confirm_overwrites(acp_session, plan)
-                result = await asyncio.to_thread(rewinder.restore, plan, confirmed)
+                try:
+                    result = await asyncio.to_thread(rewinder.restore, plan, confirmed)
+                except SessionError as exc:  # busy meanwhile (ThreadBusyError): nothing changed
+                    await self._close_call(acp_session, call_id, "failed")
+                    return await self._say(acp_session, str(exc))
         removed, refused = None, None
         if request.scope != "code":
             try:

@@ -61,6 +61,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/tools/documents.py", "write_bytes"): "the user's project files, after approval",
     ("runtime/tools/documents.py", "write_text"): "calls the documents seam",
     ("runtime/tools/turn_documents.py", "write_text"): "forwards to the turn's documents seam",
+    ("lsp/features/checkpoints.py", "write_text"): (
+        "a rewind puts an open file's text in its editor buffer (EditorDocuments seam)"
+    ),
     ("runtime/extensions/mcp/client.py", "open for writing"): (
         "os.fdopen of the fd private_files.open_file gave"
     ),
