@@ -17,6 +17,9 @@ What counts, per candidate (one bad candidate costs that candidate only):
   (it is likely an example in prose);
 - arguments that are not a JSON object (or a string holding one), or do not fit the
   offered tool's JSON schema: reported with an error to feed back, never run;
+- a call in a JSON fence or tool-call markup that names an offered tool but is not valid
+  JSON (Python's triple-quoted strings, a trailing comma): reported with the decoder's error to
+  feed back, never run — left as text, it would end the turn as the answer;
 - text inside `<think>` blocks and code fences of other languages (```python, ```text: a
   file quoted back) is never parsed.
 """
@@ -60,6 +63,10 @@ _MISTRAL_ARGS = re.compile(r"\s*([A-Za-z0-9_.-]+)(?:\[CALL_ID\][A-Za-z0-9]+)?\[A
 _PYTHON_TAG = "<|python_tag|>"
 _API_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _JSON_START = re.compile(r"[\[{]\s*[\"{]")
+# The start of a call whose JSON does not decode: its tool's name is still plain.
+_NAMED_CALL = re.compile(
+    r"\s*\{\s*\"(?:" + "|".join(_NAME_KEYS) + r")\"\s*:\s*\"([A-Za-z0-9_.-]{1,64})\""
+)
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,8 @@ class _Candidate:
     """In tool-call markup: an unknown name is a mistaken call, not an example."""
     text_values: bool = False
     """Every argument written as text (`<parameter=…>`): typed by the schema."""
+    broken: str | None = None
+    """A call that names its tool but is not valid JSON: the decoder's complaint."""
 
 
 def find_text_tool_calls(text: str, tools: Mapping[str, Mapping[str, Any] | None]) -> TextToolCalls:
@@ -143,7 +152,7 @@ def _markup_candidates(text: str) -> list[_Candidate]:
             # a candidate here would hide the fenced or bare JSON call after it.
             continue
         inner = _function_tags(body)
-        found += inner or [_Candidate(body, tag, True)]
+        found += inner or [_broken_call(body, tag, True, attempts) or _Candidate(body, tag, True)]
     if not found:
         found = _function_tags(text)
     if not found and _MISTRAL in text:
@@ -249,6 +258,10 @@ def _json_candidates(text: str) -> Iterator[_Candidate]:
         # fence then ends after the value.
         decoded = _decode_at(text, match.end(), attempts)
         if decoded is None:
+            body = text[match.end() : close if close >= 0 else len(text)]
+            broken = _broken_call(body, f"fenced {language or 'block'}", explicit, attempts)
+            if broken is not None:
+                yield broken
             continue
         value, end = decoded
         yield _Candidate(value, f"fenced {language or 'block'}", explicit)
@@ -257,6 +270,25 @@ def _json_candidates(text: str) -> Iterator[_Candidate]:
     if not fenced:
         for value in _json_values(_without_foreign_fences(text), attempts):
             yield _Candidate(value, "json", False)
+
+
+def _broken_call(body: str, form: str, explicit: bool, attempts: _Budget) -> _Candidate | None:
+    """A call that names its tool (`{"name": "write_file", …`) but does not decode, with
+    what the decoder said; None for anything else (prose, ordinary broken JSON). As for
+    a call that decodes, only markup makes a name that is not offered a mistaken call."""
+    match = _NAMED_CALL.match(body)
+    if match is None or not attempts.take():
+        return None
+    try:
+        json.loads(body)
+    except json.JSONDecodeError as exc:
+        reason = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    except (ValueError, RecursionError):
+        reason = "it is nested too deeply"
+    else:
+        return None  # it decodes: not broken (the caller's search stopped early)
+    call: dict[str, Any] = {"name": match.group(1), "arguments": {}}
+    return _Candidate(call, form, explicit, broken=reason)
 
 
 def _without_foreign_fences(text: str) -> str:
@@ -348,6 +380,15 @@ def _checked(
         kept = name if _API_NAME.fullmatch(name) else "unknown_tool"
         return TextCall(
             kept, {}, candidate.format, f"`{shown}` is not an available tool; use one of: {offered}"
+        )
+    if candidate.broken is not None:
+        return TextCall(
+            name,
+            {},
+            candidate.format,
+            f"this {name} call is not valid JSON ({candidate.broken}), so it was not used: "
+            "write it again as one JSON object, each string in double quotes with its "
+            'newlines written \\n (Python\'s """ strings are not JSON)',
         )
     args, error = _arguments(raw.get(arg_key) if arg_key else {})
     if error is None and candidate.text_values:

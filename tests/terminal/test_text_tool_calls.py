@@ -312,3 +312,35 @@ def test_a_read_of_the_root_without_its_slash_reads_the_project_file(
     assert "".join(e["text"] for e in result.of_type("message_delta")).endswith(
         "It adds two numbers."
     )
+
+
+def test_a_call_in_broken_json_is_fed_back_and_the_model_writes_it_again(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    # As Qwen2.5-Coder-1.5B wrote it in bench/real_model.py: Python's triple quotes.
+    broken = (
+        '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "calc.py",\n'
+        '    "content": """\ndef add(a, b):\n    return a + b\n"""\n  }\n}\n```'
+    )
+    fake_openai.add_steps(
+        [
+            text(broken),
+            text(
+                fenced("write_file", path="calc.py", content="def add(a, b):\n    return a + b\n")
+            ),
+            text("Fixed calc.py."),
+        ]
+    )
+    result = run_invincat(
+        ["chat", "fix calc.py", "--json", "--cwd", str(workspace)], invincat_env, input="y\n"
+    )
+    assert result.code == 0, result.stderr
+    first, second = result.of_type("tool_result")
+    assert first["status"] == "error" and "not valid JSON" in first["content"]
+    assert "double quotes" in first["content"]
+    # Only the call that can run was asked about, and it wrote the file.
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_call_id"] == second["id"] and second["status"] == "success"
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    [end] = result.of_type("turn_end")
+    assert end["status"] == "completed"

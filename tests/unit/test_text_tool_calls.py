@@ -262,3 +262,35 @@ def test_a_nullable_string_parameter_stays_a_string(path_schema: dict) -> None:
     doc = '<tool_call><function=read_file>\n<parameter=path>\n{"a": 1}\n</parameter>\n'
     [call] = find_text_tool_calls(doc + "</function></tool_call>", {"read_file": schema}).calls
     assert call.args == {"path": '{"a": 1}'}  # JSON-looking text for a string stays text
+
+
+BROKEN_WRITE = (
+    '{\n  "name": "write_file",\n  "arguments": {\n    "path": "calc.py",\n'
+    '    "content": """\ndef add(a, b):\n    return a + b\n"""\n  }\n}'
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"```json\n{BROKEN_WRITE}\n```",
+        f"Here it is:\n```\n{BROKEN_WRITE}\n```",
+        f"<tool_call>\n{BROKEN_WRITE}\n</tool_call>",
+        '```json\n{"name": "read_file", "arguments": {"path": "a.py",}}\n```',  # trailing comma
+    ],
+)
+def test_a_call_that_names_its_tool_but_is_not_json_is_an_error_to_feed_back(text: str) -> None:
+    [(name, args, error)] = found(text)
+    assert name in ("write_file", "read_file") and args == {}
+    assert error is not None and "not valid JSON" in error and "line " in error
+    assert "double quotes" in error
+
+
+def test_broken_json_that_is_no_call_of_an_offered_tool_stays_text() -> None:
+    for text in (
+        '```json\n{"name": "delete_all", "arguments": {"x": """y"""}}\n```',
+        '```json\n{"title": "notes", "body": """x"""}\n```',
+        '```python\n{"name": "write_file", "arguments": {"content": """x"""}}\n```',
+        '{"name": "write_file", "arguments": {"content": """x"""}}',  # bare: prose may quote
+    ):
+        assert found(text) == [], text
