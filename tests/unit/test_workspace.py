@@ -153,6 +153,19 @@ def test_a_project_folder_of_that_name_is_read_as_given(workspace: Workspace, ro
     assert workspace.resolve(given) == root / given
 
 
+def test_the_roots_last_folder_before_an_existing_file_is_the_root(
+    workspace: Workspace, root: Path
+) -> None:
+    # Qwen2.5-Coder 1.5B asked for project/calc.py in a project rooted at …/project.
+    name = root.name
+    assert workspace.resolve(f"{name}/src/main.py") == root / "src" / "main.py"
+    # Nothing there after the folder's name: an ordinary path (a new folder of that name).
+    assert workspace.resolve(f"{name}/new.py", write=True) == root / name / "new.py"
+    (root / name).mkdir()
+    (root / name / "main.py").write_text("mine")
+    assert workspace.resolve(f"{name}/main.py") == root / name / "main.py"
+
+
 def test_nul_byte_is_refused(workspace: Workspace) -> None:
     with pytest.raises(WorkspaceError):
         workspace.resolve("a\x00b")

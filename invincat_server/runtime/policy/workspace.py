@@ -82,13 +82,24 @@ class Workspace:
         the leading ``/`` (``tmp/x/project/calc.py`` for root ``/tmp/x/project``): small
         models copy the root from the system prompt and drop the slash. None when it does
         not, or when its first part (``tmp``) exists in the project: then the path is
-        the project's own, as given."""
+        the project's own, as given. The root's last folders alone (``project/calc.py``)
+        count too, when the file after them exists."""
         own = self.root.parts[1:]
-        if not own or relative.parts[: len(own)] != own:
+        parts = relative.parts
+        if not own or not parts or os.path.lexists(self.root / parts[0]):
             return None
-        if os.path.lexists(self.root / relative.parts[0]):
-            return None
-        return Path(self.root.anchor, *relative.parts)
+        if parts[: len(own)] == own:
+            return Path(self.root.anchor, *parts)
+        # Only the root's last folders (``project/calc.py`` for ``/tmp/x/project``): taken
+        # only when what follows them exists, so creating ``project/new.py`` still makes
+        # a folder ``project`` rather than a file at the root.
+        for start in range(1, len(own)):
+            tail = own[start:]
+            if parts[: len(tail)] == tail and len(parts) > len(tail):
+                rest = self.root.joinpath(*parts[len(tail) :])
+                if os.path.lexists(rest):
+                    return rest
+        return None
 
     def denied(self, path: Path) -> bool:
         """True if the deny hook protects ``path`` from reading (search tools skip it)."""
