@@ -242,7 +242,10 @@ def _mistral(rest: str, attempts: _Budget) -> list[_Candidate]:
 
 
 def _json_candidates(text: str) -> Iterator[_Candidate]:
-    """JSON in ```json / ``` / ```tool_call fences first; else bare JSON in the prose."""
+    """JSON in ```json / ``` / ```tool_call fences first; else bare JSON in the prose.
+
+    A call that is the whole answer (alone in its fence, or bare) is a call attempt, not
+    an example: it counts as markup does, so a name that is not offered is fed back."""
     attempts = _Budget()
     fenced = False
     position = 0
@@ -254,22 +257,41 @@ def _json_candidates(text: str) -> Iterator[_Candidate]:
             continue
         fenced = True
         explicit = language not in ("", "json", "json5")
+        first = not text[: match.start()].strip()
         # Decoded from the text itself: an argument may hold a ``` of its own, and the
         # fence then ends after the value.
         decoded = _decode_at(text, match.end(), attempts)
         if decoded is None:
             body = text[match.end() : close if close >= 0 else len(text)]
-            broken = _broken_call(body, f"fenced {language or 'block'}", explicit, attempts)
+            alone = first and not text[position:].strip()
+            form = f"fenced {language or 'block'}"
+            broken = _broken_call(body, form, explicit or alone, attempts)
             if broken is not None:
                 yield broken
             continue
         value, end = decoded
-        yield _Candidate(value, f"fenced {language or 'block'}", explicit)
         close = text.find("```", end)
         position = max(position, close + 3 if close >= 0 else len(text))
+        alone = first and not text[end:].replace("```", "", 1).strip()
+        yield _Candidate(value, f"fenced {language or 'block'}", explicit or alone)
     if not fenced:
+        whole = _whole_answer(text.strip(), attempts)
+        if whole is not None:
+            yield whole
+            return
         for value in _json_values(_without_foreign_fences(text), attempts):
             yield _Candidate(value, "json", False)
+
+
+def _whole_answer(text: str, attempts: _Budget) -> _Candidate | None:
+    """The answer when it is nothing but one JSON value (or a broken call), else None."""
+    if not text.startswith(("{", "[")):
+        return None
+    decoded = _decode_at(text, 0, attempts)
+    if decoded is None:
+        return _broken_call(text, "json", True, attempts)
+    value, end = decoded
+    return _Candidate(value, "json", True) if end == len(text) else None
 
 
 def _broken_call(body: str, form: str, explicit: bool, attempts: _Budget) -> _Candidate | None:

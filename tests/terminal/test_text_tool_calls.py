@@ -344,3 +344,31 @@ def test_a_call_in_broken_json_is_fed_back_and_the_model_writes_it_again(
     assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     [end] = result.of_type("turn_end")
     assert end["status"] == "completed"
+
+
+def test_a_lone_call_to_a_tool_not_offered_is_fed_back_instead_of_ending_the_turn(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    # As Qwen2.5-Coder-1.5B answered in bench/real_model.py: nothing but a fenced call,
+    # naming a subagent type as its tool.
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    lone = '```json\n{"name": "worker", "arguments": {"path": "calc.py"}}\n```'
+    fake_openai.add_steps(
+        [
+            text(lone),
+            text(fenced("read_file", path="calc.py"), has_tool_result=True),
+            text("add subtracts: that is the bug.", has_tool_result=True),
+        ]
+    )
+    result = run_invincat(
+        ["chat", "what is wrong?", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert result.code == 0, result.stderr
+    refused, read = result.of_type("tool_result")
+    assert (
+        refused["status"] == "error" and "`worker` is not an available tool" in refused["content"]
+    )
+    assert read["status"] == "success" and "return a - b" in read["content"]
+    assert result.of_type("approval_requested") == []
+    said = "".join(e["text"] for e in result.of_type("message_delta"))
+    assert said.endswith("add subtracts: that is the bug.")

@@ -189,10 +189,13 @@ def test_huge_or_hostile_text_stays_bounded() -> None:
         "[" * 200_000,
         '{"a": ' * 100_000,
         "<tool_call>" * 50_000,
-        '{"name": "read_file", "arguments": {"path": "' + "a" * 500_000,
         "```json\n" * 50_000,
     ):
         assert found(hostile) == []
+    # A call cut short (the output-token cap) that is the whole answer is fed back as
+    # broken, in bounded time; nothing runs.
+    [(_, args, error)] = found('{"name": "read_file", "arguments": {"path": "' + "a" * 500_000)
+    assert args == {} and "Unterminated string" in (error or "")
 
 
 def test_a_flood_of_calls_is_capped() -> None:
@@ -203,7 +206,10 @@ def test_a_flood_of_calls_is_capped() -> None:
 
 def test_deeply_nested_arguments_are_an_error_not_a_crash() -> None:
     deep = '{"name": "read_file", "arguments": {"path": "a", "x": ' + "[" * 50_000 + "]" * 50_000
-    assert found(deep + "}}") == []  # the decoder gives up: text, nothing runs
+    # The decoder gives up: nothing runs; the whole answer, it is fed back as broken.
+    [(name, args, error)] = found(deep + "}}")
+    assert (name, args) == ("read_file", {}) and "nested too deeply" in (error or "")
+    assert found(f"Like this: {deep}}}}}") == []  # in prose: text
 
 
 def test_the_format_is_named() -> None:
@@ -288,9 +294,34 @@ def test_a_call_that_names_its_tool_but_is_not_json_is_an_error_to_feed_back(tex
 
 def test_broken_json_that_is_no_call_of_an_offered_tool_stays_text() -> None:
     for text in (
-        '```json\n{"name": "delete_all", "arguments": {"x": """y"""}}\n```',
+        'E.g.\n```json\n{"name": "delete_all", "arguments": {"x": """y"""}}\n```\nSee?',
         '```json\n{"title": "notes", "body": """x"""}\n```',
         '```python\n{"name": "write_file", "arguments": {"content": """x"""}}\n```',
-        '{"name": "write_file", "arguments": {"content": """x"""}}',  # bare: prose may quote
+        'So: {"name": "write_file", "arguments": {"content": """x"""}}',  # prose may quote
+    ):
+        assert found(text) == [], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"name": "worker", "arguments": {"path": "a.py"}}\n```',
+        '{"name": "worker", "arguments": {"path": "a.py"}}',
+        '\n```\n[{"name": "worker", "arguments": {}}]\n```\n',
+        '```json\n{"name": "worker", "arguments": {"x": """y"""}}\n```',
+    ],
+)
+def test_a_call_that_is_the_whole_answer_naming_no_tool_is_fed_back(text: str) -> None:
+    # Qwen2.5-Coder-1.5B answered just this, naming a subagent type as its tool.
+    [(name, args, error)] = found(text)
+    assert (name, args) == ("worker", {})
+    assert "not an available tool" in (error or "") and "read_file" in (error or "")
+
+
+def test_a_call_naming_no_tool_next_to_prose_stays_an_example() -> None:
+    for text in (
+        'The config looks like:\n```json\n{"name": "worker", "arguments": {}}\n```',
+        '```json\n{"name": "worker", "arguments": {}}\n```\nThat is the format.',
+        '```json\n{"name": "worker", "arguments": {}}\n{"name": "x", "arguments": {}}\n```',
     ):
         assert found(text) == [], text
