@@ -25,7 +25,6 @@ from invincat_server.acp.permissions import (
 from invincat_server.runtime.events import (
     ApprovalRequested,
 )
-from invincat_server.runtime.tool_phrases import phrase
 
 
 class Asking(AgentBase):
@@ -101,8 +100,7 @@ class Asking(AgentBase):
             content, kind = None, "other"
         else:
             name = request.tool_name or ""
-            words = phrase(name, args)
-            title, kind = words.title, words.kind
+            title, kind = request.words.title, request.words.kind  # worded by the core
             content = self._diff(acp_session, name, args)
             if content is None and request.description:
                 content = [updates.text_content(request.description)]

@@ -162,7 +162,8 @@ class Turns(AgentBase):
             acp_session.open_calls.append(event.id)
             update = updates.tool_call_start(
                 event.id,
-                event.name,
+                event.words.title,
+                event.words.kind,
                 event.args,
                 root,
                 content=self._diff(acp_session, event.name, event.args),

@@ -27,7 +27,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from invincat_server.runtime.tool_phrases import phrase
+from invincat_server.runtime.tool_phrases import ToolKind, tool_kind
 
 log = logging.getLogger("invincat.acp.updates")
 
@@ -69,19 +69,21 @@ def diff_content(path: Path, old_text: str | None, new_text: str) -> FileEditToo
 
 def tool_call_start(
     call_id: str,
-    name: str,
+    title: str,
+    kind: ToolKind,
     args: dict[str, Any],
     root: Path,
     *,
     status: ToolCallStatus = "pending",
     content: list[Any] | None = None,
 ) -> ToolCallStart:
-    words = phrase(name, args)  # the phrase book's title and kind, as every front end's
+    """`title` and `kind`: the phrase book's, as the core worded the call (the event's
+    `words`, a saved call's `summary`), never worded again here."""
     return ToolCallStart(
         session_update="tool_call",
         tool_call_id=call_id,
-        title=words.title,
-        kind=words.kind,
+        title=title,
+        kind=kind,
         status=status,
         locations=tool_locations(root, args),
         content=content,
@@ -156,7 +158,11 @@ def history_updates(
             for call in message.get("tool_calls") or []:
                 args = call.get("args") if isinstance(call.get("args"), dict) else {}
                 status: ToolCallStatus = "pending" if call["id"] in pending else "in_progress"
-                updates.append(tool_call_start(call["id"], call["name"], args, root, status=status))
+                # The history worded the call (its `summary`, runtime/history.py); the kind
+                # is the tool's, whatever its arguments.
+                title = str(call.get("summary") or call["name"])
+                kind = tool_kind(call["name"])
+                updates.append(tool_call_start(call["id"], title, kind, args, root, status=status))
                 unanswered.append(call["id"])
         elif role == "tool" and message.get("tool_call_id"):
             call_id = message["tool_call_id"]

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from invincat_server.runtime.tool_phrases import phrase
-
 if TYPE_CHECKING:
     from invincat_server.lsp.server import InvincatLanguageServer
 
@@ -56,7 +54,7 @@ class TurnProgress:
         elif kind == "turn_end":
             self._end(turn_id, event.status)
         elif kind == "tool_call":
-            self._report(turn_id, phrase(event.name, event.args).progressive)
+            self._report(turn_id, event.words.progressive)
         elif kind == "approval_requested":
             self._report(turn_id, f"Waiting for approval: {event.description}")
         elif kind == "approval_resolved":

@@ -8,10 +8,21 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, model_validator
 
-from invincat_server.runtime.tool_phrases import phrase
+from invincat_server.runtime.tool_phrases import Phrase, phrase
 from invincat_server.runtime.tool_summary import result_summary
+
+
+def _worded(
+    done: tuple[str, dict[str, Any], Phrase] | None, name: str, args: dict[str, Any]
+) -> tuple[str, dict[str, Any], Phrase]:
+    """The phrase of a call, worded (redacted, cut) once when its event is made; again
+    only for a copy made with other arguments (`model_copy(update=…)` runs no
+    validator: an edited call's request, runtime/edited_call.py)."""
+    if done is not None and done[0] == name and done[1] is args:
+        return done
+    return (name, args, phrase(name, args))
 
 
 class _Event(BaseModel):
@@ -42,13 +53,21 @@ class ToolCall(_Event):
     summary: str = ""
     """One short human line ("Read src/app.py"): the call's title in the phrase book
     (runtime/tool_phrases.py), filled in from name and args when empty."""
+    _words: tuple[str, dict[str, Any], Phrase] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _summarise(self) -> ToolCall:
         # Computed here, once, so every front end shows the same words.
         if not self.summary:
-            self.summary = phrase(self.name, self.args).title
+            self.summary = self.words.title
         return self
+
+    @property
+    def words(self) -> Phrase:
+        """The call in the phrase book: title, progressive ("Running `pytest`", the
+        terminal's status line and LSP `$/progress`) and ACP kind. Not serialised."""
+        self._words = _worded(self._words, self.name, self.args)
+        return self._words[2]
 
 
 class ToolResult(_Event):
@@ -123,6 +142,20 @@ class ApprovalRequested(_Event):
     """For `kind: "question"`: `[{question, options?}]`."""
     agent: Literal["main", "planner"] = "main"
     """Which agent asked (a resumed plan approval continues in the planner)."""
+    _words: tuple[str, dict[str, Any], Phrase] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _word(self) -> ApprovalRequested:
+        if self.kind == "tool":
+            self._words = _worded(None, self.tool_name or "", self.args)
+        return self
+
+    @property
+    def words(self) -> Phrase:
+        """For a tool call: the call in the phrase book (ACP's permission title and
+        kind), as its `tool_call` event words it. Not serialised."""
+        self._words = _worded(self._words, self.tool_name or "", self.args)
+        return self._words[2]
 
 
 class ApprovalResolved(_Event):

@@ -4,8 +4,10 @@ One place says what a call does — its title ("Write src/app.py", "Run `pytest 
 "Search for `foo` in src"), the same in the present progressive for a front end that
 shows what is going on now ("Writing src/app.py": the one-shot status line, the language
 server's `$/progress`), and its kind in ACP's ToolKind vocabulary (read, edit, execute,
-search, fetch, think, other). The title is the `summary` of `tool_call` events and thread
-history, and ACP's tool-call title; the kind is ACP's tool-call kind.
+search, fetch, think, other). The core words each call once, where its event is made
+(runtime/events.py: `ToolCall.words`, `ApprovalRequested.words`; the title is also the
+event's `summary`) and thread history (runtime/history.py: `summary`); front ends read
+those, never word a call again.
 
 The arguments come from the model (or a saved thread, or an editor's edit), so anything
 may be in them: a value of the wrong type or none counts as missing, control characters
@@ -33,7 +35,6 @@ VALUE_CHARS = 60  # a path, command or URL inside a phrase
 SHORT_VALUE_CHARS = 30  # a second value beside the first (a search's folder, a skill file)
 NAME_CHARS = 40  # a tool's name (an MCP server's tools are named by the server)
 CUT = "…"
-REDACTED = "[REDACTED:"  # how a placeholder starts (redaction.PLACEHOLDER)
 
 # Control characters (C0 with NUL, DEL, C1): they would move a terminal's cursor.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -66,7 +67,9 @@ def phrase(name: object, args: object) -> Phrase:
 
 
 def tool_kind(name: object) -> ToolKind:
-    """The kind of tool `name`'s calls ("other" for a tool the book does not know)."""
+    """The kind of tool `name`'s calls ("other" for a tool the book does not know),
+    whatever the arguments: for a saved call that history worded without its kind (ACP
+    replays it after `session/load`)."""
     words = _WORDS.get(name) if isinstance(name, str) else None
     return words.kind if words is not None else "other"
 
@@ -206,12 +209,15 @@ _UNSANDBOXED = _Words(
 def _argument(item: tuple[object, object]) -> str | None:
     """One argument's value as shown, redacted as if beside its name: alone, `hunter2` is
     no secret to the rules, but `api_key: hunter2` is (then the labelled form is shown)."""
+    from invincat_server.runtime.memory.redaction import PLACEHOLDER
+
     key, value = item
     plain = shown(value)
     if plain is None or not isinstance(key, str):
         return plain
     labelled = shown(f"{key}: {value}", NAME_CHARS + VALUE_CHARS)
-    if labelled is not None and labelled.count(REDACTED) > plain.count(REDACTED):
+    redacted = PLACEHOLDER.partition("{")[0]  # how every placeholder starts: "[REDACTED:"
+    if labelled is not None and labelled.count(redacted) > plain.count(redacted):
         return labelled
     return plain
 

@@ -19,7 +19,6 @@ from invincat_server.runtime.events import (
     TurnEnd,
     TurnStart,
 )
-from invincat_server.runtime.tool_phrases import phrase
 
 if TYPE_CHECKING:
     from invincat_server.terminal.status_line import StatusLine
@@ -126,7 +125,7 @@ class HumanRenderer:
         elif isinstance(event, ToolCall):
             indent = "    " * event.depth  # a subagent's calls sit under its `task`
             self._line(f"{indent}● {event.summary or event.name}")
-            self._show_status(phrase(event.name, event.args).progressive + "…")
+            self._show_status(event.words.progressive + "…")
         elif isinstance(event, ToolResult):
             self.results.append(event)
             mark = {"success": "⎿", "error": "⎿ error:", "rejected": "⎿ rejected:"}[event.status]

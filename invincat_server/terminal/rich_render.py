@@ -46,7 +46,6 @@ from invincat_server.runtime.events import (
     TurnEnd,
     TurnStart,
 )
-from invincat_server.runtime.tool_phrases import phrase
 from invincat_server.runtime.tool_traits import WRITES_FILES
 from invincat_server.terminal.printable import strip_terminal_control
 from invincat_server.terminal.render import HumanRenderer, echoes_ctrl_c
@@ -283,7 +282,7 @@ class RichRenderer(HumanRenderer):
         line = Text(indent + "● ", style="cyan")
         line.append(event.summary or event.name, style="bold cyan")
         self.console.print(line)
-        self._doing[event.id] = phrase(event.name, event.args).progressive
+        self._doing[event.id] = event.words.progressive
         if event.name in WRITES_FILES:
             # Kept to show what changed if a rule (not a person) approves the write.
             self._before[event.id] = (event, self._read(event.args.get("path")))

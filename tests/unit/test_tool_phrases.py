@@ -200,3 +200,29 @@ def test_an_unknown_tools_argument_is_redacted_beside_its_name() -> None:
     # Alone `hunter2` is no secret to the rules; named `api_key` it is.
     assert phrase("mcp", {"api_key": "hunter2"}).title == "mcp api_key: [REDACTED:credential]"
     assert phrase("mcp", {"text": "hunter2"}).title == "mcp hunter2"
+
+
+def test_a_call_is_worded_once_by_the_core_and_front_ends_read_its_words() -> None:
+    from pathlib import Path
+
+    from invincat_server.runtime.events import ApprovalRequested, ToolCall
+
+    call = ToolCall(id="c1", name="execute", args={"command": "pytest -q"})
+    assert call.words == phrase("execute", {"command": "pytest -q"})
+    assert call.words is call.words  # worded when the event was made, not per reader
+    assert "words" not in call.to_json_dict() and call.summary == call.words.title
+    asked = ApprovalRequested(
+        approval_id="a1", thread_id="t", tool_name="write_file", args={"path": "a.txt"}
+    )
+    edited = asked.model_copy(update={"args": {"path": "b.txt"}})  # runtime/edited_call.py
+    assert (asked.words.title, edited.words.title) == ("Write a.txt", "Write b.txt")
+    assert "words" not in asked.to_json_dict()
+
+    package = Path(__file__).resolve().parents[2] / "invincat_server"
+    rewording = [
+        str(path.relative_to(package))
+        for front_end in ("terminal", "lsp", "acp", "warm")
+        for path in (package / front_end).rglob("*.py")
+        if "import phrase" in (text := path.read_text()) or " phrase(" in text
+    ]
+    assert rewording == []
