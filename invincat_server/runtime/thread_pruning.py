@@ -1,4 +1,10 @@
-"""Deleting threads: one by id, or those nobody used for a while (`threads prune`)."""
+"""Deleting threads: one by id, or those nobody used for a while (`threads prune`).
+
+The one owner of what "older than N days" means and of how threads are deleted (each,
+then the freed pages given back once): a Session's `delete_thread` / `prune_threads`
+(below, which also keep running threads) and the CLI's, which runs no turn
+(runtime/project/saved_threads.py), both go through `older_than` and `delete_threads`.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,30 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from invincat_server.runtime.errors import SessionError, UnknownThreadError
-from invincat_server.runtime.records import ThreadInfo
 
 if TYPE_CHECKING:
+    from invincat_server.runtime.records import Records, ThreadInfo
     from invincat_server.runtime.turn_runner import TurnRunner
+
+MAX_DAYS = 100_000
+
+
+async def older_than(records: Records, days: float) -> list[ThreadInfo]:
+    """Threads last used more than `days` days ago, oldest first."""
+    if not 0 <= days <= MAX_DAYS:  # also refuses NaN and infinity
+        raise SessionError(f"olderThanDays must be a number of days from 0 to {MAX_DAYS}.")
+    return await records.threads_older_than(datetime.now(UTC) - timedelta(days=days))
+
+
+async def delete_threads(records: Records, thread_ids: list[str]) -> None:
+    """Delete each thread and everything stored for it (conversation, approvals, memory
+    cursor, rewind checkpoints: Records.delete_thread), then give the freed pages back
+    once."""
+    if not thread_ids:
+        return
+    for thread_id in thread_ids:
+        await records.delete_thread(thread_id)
+    await records.reclaim_space()
 
 
 async def prune_threads(
@@ -18,13 +44,10 @@ async def prune_threads(
     """Delete threads last used more than `older_than_days` days ago. Returns (deleted,
     kept with why): running threads, and threads with pending approvals unless
     `discard_pending`, are kept. `dry_run` only reports what would go."""
-    if not 0 <= older_than_days <= 100_000:  # also refuses NaN and infinity
-        raise SessionError("olderThanDays must be a number of days from 0 to 100000.")
     records = runner.stack.records
-    cutoff = datetime.now(UTC) - timedelta(days=older_than_days)
     deleted: list[ThreadInfo] = []
     kept: list[tuple[ThreadInfo, str]] = []
-    for info in await records.threads_older_than(cutoff):
+    for info in await older_than(records, older_than_days):
         if runner.running(info.thread_id) is not None:
             kept.append((info, "a turn is running"))
             continue
@@ -34,10 +57,12 @@ async def prune_threads(
             kept.append((info, f"{len(waiting)} approval(s) waiting for a decision"))
             continue
         if not dry_run:
+            # At once, right after the checks: no turn can start on it in between (as
+            # delete_threads would, had it waited for the others' checks).
             await records.delete_thread(info.thread_id)
         deleted.append(info)
     if deleted and not dry_run:
-        await records.reclaim_space()
+        await records.reclaim_space()  # once, as delete_threads does
     return deleted, kept
 
 
@@ -57,5 +82,4 @@ async def delete_thread(runner: TurnRunner, thread_id: str, *, discard_pending: 
             f"Thread {thread_id} has {len(waiting)} approval(s) waiting for a decision; "
             "deleting it discards them. Ask the user, then repeat with discardPending."
         )
-    await records.delete_thread(thread_id)
-    await records.reclaim_space()
+    await delete_threads(records, [thread_id])

@@ -68,3 +68,32 @@ def test_yes_to_prune_then_asks_about_each_waiting_thread(
     assert "t_waiting_a: also delete it and discard its waiting approvals?" in done.stdout
     assert "Deleted 2 threads; kept 1." in done.stdout
     assert _left(db) == ["t_waiting_a"]
+
+
+def test_prune_deletes_only_the_threads_older_than_the_days_given(
+    invincat_env: dict[str, str], invincat_home: Path, workspace: Path
+) -> None:
+    # The CLI counts days and deletes as a Session does (runtime/thread_pruning.py).
+    import sqlite3
+    from datetime import UTC, datetime, timedelta
+
+    db = invincat_home / "threads.sqlite"
+
+    async def save() -> None:
+        records = await Records.open(db)
+        try:
+            for thread in ("t_old", "t_recent"):
+                await records.touch_thread(thread, f"{thread} question", str(workspace))
+        finally:
+            await records.close()
+
+    asyncio.run(save())
+    ten_days_ago = (datetime.now(UTC) - timedelta(days=10)).isoformat(timespec="seconds")
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE invincat_threads SET updated_at = ? WHERE thread_id = 't_old'", (ten_days_ago,)
+        )
+    done = run_invincat(["threads", "prune", "--older-than", "5", "--yes"], invincat_env)
+    assert done.code == 0, done.stderr
+    assert _left(db) == ["t_recent"]
+    assert "t_recent" not in done.stdout

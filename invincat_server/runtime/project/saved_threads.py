@@ -2,8 +2,9 @@
 
 A process that runs no turn (the CLI) works on the project's threads file directly: no
 model client, no LangChain, and no file is created where none exists. A front end with an
-open Session deletes through `Session.delete_thread` / `prune_threads` instead
-(runtime/thread_pruning.py), which also refuse a thread one of its turns is running.
+open Session deletes through `Session.delete_thread` / `prune_threads` instead, which
+also refuse a thread one of its turns is running; both use runtime/thread_pruning.py's
+`older_than` and `delete_threads`, the one owner of those rules.
 Turns running in another process are not visible from either (docs/protocol.md says so).
 """
 
@@ -12,8 +13,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
+
+from invincat_server.runtime import thread_pruning
 
 if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
@@ -47,11 +49,10 @@ class SavedThreads:
 
     async def older_than(self, days: float) -> list[SavedThread]:
         """Threads last used more than `days` days ago, oldest first."""
-        cutoff = datetime.now(UTC) - timedelta(days=days)
         async with self._records() as records:
             if records is None:
                 return []
-            old = await records.threads_older_than(cutoff)
+            old = await thread_pruning.older_than(records, days)
             return [SavedThread(info, await records.pending(info.thread_id)) for info in old]
 
     async def delete(self, thread_ids: list[str]) -> None:
@@ -60,11 +61,8 @@ class SavedThreads:
         if not thread_ids:
             return
         async with self._records() as records:
-            if records is None:
-                return
-            for thread_id in thread_ids:
-                await records.delete_thread(thread_id)
-            await records.reclaim_space()
+            if records is not None:
+                await thread_pruning.delete_threads(records, thread_ids)
 
     @contextlib.asynccontextmanager
     async def _records(self) -> AsyncIterator[Records | None]:
