@@ -153,3 +153,11 @@ def test_a_bad_max_repeated_calls_is_a_one_line_error(tmp_path: Path, bad: str) 
     with pytest.raises(ConfigError, match="max_repeated_calls") as info:
         load_settings({"INVINCAT_HOME": str(tmp_path), "INVINCAT_MAX_REPEATED_CALLS": bad})
     assert "\n" not in str(info.value)
+
+
+def test_the_stopped_calls_description_is_redacted_before_it_is_cut() -> None:
+    from invincat_server.runtime.agents.repeated_calls import describe_call
+
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 3
+    text = describe_call("write_file", {"path": "x" * 170, "content": key})
+    assert "A1b2C3d4" not in text

@@ -123,7 +123,11 @@ def short(text: str) -> str:
 
 
 def describe_call(name: str, args: Any) -> str:
-    return f"`{name}` {canonical_args(args)[:200]}"
+    """The call as the turn's error names it: redacted before it is cut (the arguments
+    may hold a secret the model wrote, and half a token escapes redaction)."""
+    from invincat_server.runtime.memory.redaction import redact_and_cut
+
+    return f"`{name}` {redact_and_cut(canonical_args(args), 200)}"
 
 
 def refusal(repeat: Repeat) -> ToolMessage:
