@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["invincat_server.testing.fixtures", "tests.sessions"]
+pytest_plugins = ["invincat_server.testing.fixtures", "tests.sessions", "tests.postgres"]
 
 
 @pytest.fixture(autouse=True, scope="session")

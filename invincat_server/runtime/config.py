@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from invincat_server.runtime import database_url
 from invincat_server.runtime.shell_env import keep_env_names
 
 SANDBOX_MODES = ("read-only", "workspace-write", "off")
@@ -87,6 +88,9 @@ class Settings:
     checkpoints_max_bytes: int = DEFAULT_CHECKPOINTS_MAX_MB * 1024 * 1024
     """The cap on one project's rewind checkpoints (`INVINCAT_CHECKPOINTS_MAX_MB` /
     `[checkpoints] max_mb`): over it, the oldest are pruned (runtime/checkpoints)."""
+    database_url: str | None = None
+    """PostgreSQL instead of the embedded files (`INVINCAT_DATABASE_URL` / `database_url`,
+    no password in the file; runtime/database_url.py). Never log it: `redacted()` it."""
 
     @property
     def threads_db(self) -> Path:
@@ -210,6 +214,19 @@ def _checkpoints_max_bytes(env: Mapping[str, str], file_cfg: dict[str, object]) 
     return int(value * 1024 * 1024)
 
 
+def _database_url(env: Mapping[str, str], file_cfg: dict[str, object]) -> str | None:
+    from_env = env.get("INVINCAT_DATABASE_URL")
+    raw = from_env or file_cfg.get("database_url")
+    if raw in (None, ""):
+        return None
+    if not isinstance(raw, str):
+        raise ConfigError(f"database_url must be a string, got {type(raw).__name__}.")
+    try:
+        return database_url.check(raw, from_file=not from_env)
+    except database_url.DatabaseUrlError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read settings from the environment and `$INVINCAT_HOME/config.toml`."""
     env = os.environ if env is None else env
@@ -260,6 +277,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             pick("INVINCAT_MAX_REPEATED_CALLS", "max_repeated_calls")
         ),
         checkpoints_max_bytes=_checkpoints_max_bytes(env, file_cfg),
+        database_url=_database_url(env, file_cfg),
     )
 
 
