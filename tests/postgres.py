@@ -25,6 +25,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -32,7 +33,7 @@ import pytest
 _START_SECONDS = 180.0
 
 
-def _unavailable(why: str) -> None:
+def _unavailable(why: str) -> NoReturn:
     message = f"PostgreSQL is not available: {why} (Debian: apt-get install postgresql)"
     if os.environ.get("CI"):
         pytest.fail(message, pytrace=False)
@@ -75,7 +76,6 @@ def _private_cluster() -> Iterator[str]:
     bindir = _bindir()
     if bindir is None:
         _unavailable("no initdb found")
-        raise AssertionError("unreachable")
     if os.geteuid() == 0:
         try:
             import pwd

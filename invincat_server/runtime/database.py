@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 from invincat_server.runtime.database_url import redacted
 
@@ -17,7 +18,10 @@ if TYPE_CHECKING:
     import psycopg
 
 CONNECT_TIMEOUT_SECONDS = 30
-_PASSWORD_IN_TEXT = re.compile(r"(password\s*=\s*)\S+|(://[^:/@\s]*:)[^@\s]*@", re.IGNORECASE)
+# What a driver's text may still hold after the URL itself is replaced: `password=...` of a
+# key/value connection string, and the `:secret@` of another URI.
+_KEYWORD_PASSWORD = re.compile(r"(password\s*=\s*)\S+", re.IGNORECASE)
+_URI_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
 
 
 class DatabaseUnavailableError(Exception):
@@ -25,22 +29,17 @@ class DatabaseUnavailableError(Exception):
 
 
 def scrub(text: str, url: str) -> str:
-    """`text` (a driver's error) with the URL, its password and any password=… removed."""
-    parts = [url]
-    from urllib.parse import unquote, urlsplit
-
+    """`text` (a driver's error) with the URL redacted and its password, raw or URL-decoded,
+    and any other `password=…` or URI password replaced by `***`."""
+    text = text.replace(url, redacted(url))
     try:
         password = urlsplit(url).password
     except ValueError:
         password = None
-    if password:
-        parts += [password, unquote(password)]
-    for secret in parts:
-        if secret:
-            text = text.replace(secret, "***" if secret != url else redacted(url))
-    return _PASSWORD_IN_TEXT.sub(
-        lambda m: (m.group(1) or m.group(2)) + "***" + ("@" if m.group(2) else ""), text
-    )
+    for secret in {password, unquote(password)} if password else ():
+        text = text.replace(secret, "***")
+    text = _KEYWORD_PASSWORD.sub(r"\1***", text)
+    return _URI_PASSWORD.sub(r"\1***@", text)
 
 
 def _unavailable(url: str, exc: Exception) -> DatabaseUnavailableError:
