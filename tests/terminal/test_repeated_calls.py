@@ -41,7 +41,7 @@ def test_the_third_identical_write_is_not_run_nor_asked_and_the_model_then_answe
     assert (workspace / "notes.txt").read_text() == "hello\n"
     # The model saw the note, then answered, and the turn completed.
     said = [m for m in fake_openai.chat_requests()[-1]["messages"] if m["role"] == "tool"]
-    assert "Do something different" in said[-1]["content"]
+    assert "The file already has that change" in said[-1]["content"]
     assert "".join(e["text"] for e in result.of_type("message_delta")) == "I wrote notes.txt."
     [end] = result.of_type("turn_end")
     assert end["status"] == "completed"
@@ -60,6 +60,25 @@ def test_a_model_that_keeps_repeating_a_text_call_is_stopped_with_a_notice(
     # calls instead of the recursion limit's hundred.
     assert len(fake_openai.chat_requests()) == 5
     assert "Traceback" not in result.stderr
+
+
+def test_a_repeated_read_is_told_to_use_what_it_read(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    read = {"name": "read_file", "arguments": {"path": "calc.py"}}
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [read], "times": 3},
+            {"content": "add subtracts.", "match": {"has_tool_result": True}},
+        ]
+    )
+    result = run_invincat(["chat", "explain", "--json", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    third = result.of_type("tool_result")[-1]
+    assert third["status"] == "error"
+    assert "You already have its result above: use it" in third["content"]
+    assert "return a - b" in third["content"]  # what the read returned, once more
 
 
 def test_max_repeated_calls_0_lets_a_model_repeat(

@@ -34,6 +34,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.runtime import Runtime
 
 from invincat_server.runtime.errors import ModelOutputError
+from invincat_server.runtime.tool_traits import READS_FILES, RUNS_COMMANDS, WRITES_FILES
 from invincat_server.runtime.wording import plural
 
 GUARD_KEY = "invincat_repeated_call"
@@ -130,6 +131,31 @@ def describe_call(name: str, args: Any) -> str:
     return f"`{name}` {redact_and_cut(canonical_args(args), 200)}"
 
 
+def advice(name: str) -> str:
+    """What to do instead, fitting the call repeated: a small model told to "read the file"
+    after reading it five times reads it a sixth."""
+    if name in READS_FILES:
+        return (
+            "You already have its result above: use it. Answer the user now, or change a "
+            "file if that is what they asked."
+        )
+    if name in WRITES_FILES:
+        return (
+            "The file already has that change. Check it (run the test or read the file) "
+            "or answer the user with what you changed."
+        )
+    if name in RUNS_COMMANDS:
+        return (
+            "Read the file or the error the command shows and change the code before "
+            "running it again, or answer the user with what you found."
+        )
+    if name == "write_todos":
+        return (
+            "The list is recorded. Now do its first step with the other tools, or answer the user."
+        )
+    return "Do something different (change your approach) or answer the user with what you found."
+
+
 def refusal(repeat: Repeat) -> ToolMessage:
     before = repeat.count - 1
     said = (
@@ -141,8 +167,7 @@ def refusal(repeat: Repeat) -> ToolMessage:
         content=(
             f"Not run: you already made this exact call {plural(before, 'time')} this turn "
             f"and making it again gives the same result. {said}\n"
-            "Do something different (read the file or the error you are working on, "
-            "change your approach) or answer the user with what you found."
+            f"{advice(repeat.name)}"
         ),
         tool_call_id=repeat.call_id,
         name=repeat.name,
