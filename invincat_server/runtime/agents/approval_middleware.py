@@ -101,6 +101,9 @@ class ApprovalMiddleware(AgentMiddleware):
         unconfined = sandbox is not None and sandbox.asks_always(args)
         if change is not None:
             path, diff, proposed = change.path, change.diff, change.new_text
+            # Name the file that changes (the path the model wrote may be spelled with the
+            # project root's own path): the user approves what happens, not what was typed.
+            description = _describe(name, {**args, "path": change.path})
             settings = project_settings_name(self.workspace.root, args.get("path"))
             if settings is not None:
                 # The diff alone does not say "this starts a program": spell it out.

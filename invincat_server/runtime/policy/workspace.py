@@ -64,7 +64,8 @@ class Workspace:
             raise WorkspaceError(f"Path {path!r} contains a NUL byte, which no file name can.")
         candidate = Path(path)
         if not candidate.is_absolute():
-            candidate = self.root_spelled_relative(candidate) or self.root / candidate
+            spelled = self.root_spelled_relative(candidate, reading=not write)
+            candidate = spelled or self.root / candidate
         resolved = self._real(candidate)
         if not self.contains(resolved):
             raise WorkspaceError(
@@ -77,19 +78,22 @@ class Workspace:
                 raise ProtectedPathError(reason)
         return resolved
 
-    def root_spelled_relative(self, relative: Path) -> Path | None:
+    def root_spelled_relative(self, relative: Path, *, reading: bool = True) -> Path | None:
         """``relative`` as an absolute path when it starts with the root's own path minus
         the leading ``/`` (``tmp/x/project/calc.py`` for root ``/tmp/x/project``): small
         models copy the root from the system prompt and drop the slash. None when it does
         not, or when its first part (``tmp``) exists in the project: then the path is
         the project's own, as given. The root's last folders alone (``project/calc.py``)
-        count too, when the file after them exists."""
+        count too, when the file after them exists, but only for ``reading``: a write to
+        ``project/calc.py`` goes where it says, so what the user approves is what changes."""
         own = self.root.parts[1:]
         parts = relative.parts
         if not own or not parts or os.path.lexists(self.root / parts[0]):
             return None
         if parts[: len(own)] == own:
             return Path(self.root.anchor, *parts)
+        if not reading:
+            return None
         # Only the root's last folders (``project/calc.py`` for ``/tmp/x/project``): taken
         # only when what follows them exists, so creating ``project/new.py`` still makes
         # a folder ``project`` rather than a file at the root.
