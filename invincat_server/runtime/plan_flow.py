@@ -19,12 +19,12 @@ if TYPE_CHECKING:
 
 DRIFT_NUDGE = (
     "You ended your turn without a plan the user could approve. In plan mode you must not "
-    "do the work yourself: investigate with read-only tools if needed, call write_todos with "
-    "the plan, then call approve_plan with exactly the same list."
+    "do the work yourself: investigate with read-only tools if needed, then call "
+    "approve_plan with the plan's steps."
 )
 DRIFT_GIVE_UP = (
-    "The planner did not produce a plan to approve (it ended without write_todos + "
-    "approve_plan, even when asked again). Rephrase the request or run it without plan mode."
+    "The planner did not produce a plan to approve (it ended without approve_plan, even "
+    "when asked again). Rephrase the request or run it without plan mode."
 )
 
 
@@ -41,9 +41,9 @@ def handoff_message(plan: dict[str, Any]) -> str:
         )
     parts.append(f"Approved plan:\n{numbered(plan.get('todos') or [])}")
     parts.append(
-        "Work through the items in order. Before starting an item, call write_todos with the "
-        "full list and that item marked in_progress; when it is done, mark it completed. When "
-        "every item is completed, summarise what you did."
+        "Work through the items in order: do each one with the tools (read, edit, run). You "
+        "may mark progress with write_todos (an item in_progress when you start it, completed "
+        "when done). When every item is done, summarise what you did."
     )
     return "\n\n".join(parts)
 

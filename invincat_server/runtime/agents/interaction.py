@@ -107,6 +107,17 @@ def as_dicts(items: Sequence[BaseModel | Mapping[str, Any]]) -> list[dict[str, A
     return [item.model_dump() if isinstance(item, BaseModel) else dict(item) for item in items]
 
 
+def next_step(items: Sequence[Mapping[str, Any]]) -> str:
+    """What the list says to do now. Small models otherwise write the same list again and
+    again (bench/README.md): the result names the step to work on with the other tools."""
+    current = [t for t in items if t.get("status") == "in_progress"]
+    pending = [t for t in items if t.get("status") == "pending"]
+    if current or pending:
+        step = (current or pending)[0]
+        return f"Now do this step with the other tools: {step.get('content', '')}"
+    return "Every item is completed: answer the user." if items else ""
+
+
 @tool(
     "write_todos",
     description=(
@@ -125,7 +136,7 @@ def write_todos(
             "todos": items,
             "messages": [
                 ToolMessage(
-                    f"Todo list updated: {len(items)} items, {done} completed.",
+                    f"Todo list updated: {len(items)} items, {done} completed. {next_step(items)}",
                     tool_call_id=tool_call_id,
                     name="write_todos",
                 )

@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -59,10 +60,9 @@ def planner_prompt(workspace_root: str) -> str:
         "You are Invincat's planner, working on the project at "
         f"{workspace_root}. You do not change anything: investigate with read-only tools "
         "(read_file, ls, glob, grep), ask the user with ask_user if something essential is "
-        "unclear, then write the plan with write_todos (short, concrete, ordered steps) and "
-        "call approve_plan with exactly the same list. After the user approves, stop: the "
-        "main agent executes the plan. If the user asks for changes, revise the plan and "
-        "call write_todos and approve_plan again."
+        "unclear, then call approve_plan with the plan: short, concrete, ordered steps. "
+        "After the user approves, stop: the main agent executes the plan. If the user asks "
+        "for changes, revise the plan and call approve_plan again."
     )
 
 
@@ -78,8 +78,8 @@ def make_approve_plan(*, headless: bool) -> BaseTool:
     @tool(
         "approve_plan",
         description=(
-            "Ask the user to approve the plan. Pass exactly the todo list you last wrote with "
-            "write_todos. The user approves, rejects, or asks for changes."
+            "Ask the user to approve the plan: its steps, in order. The user approves, "
+            "rejects, or asks for changes."
         ),
     )
     def approve_plan(
@@ -89,12 +89,13 @@ def make_approve_plan(*, headless: bool) -> BaseTool:
     ) -> Command[Any] | str:
         items = as_dicts(todos)
         if not items:
-            return "Error: the plan is empty. Call write_todos with the steps, then approve_plan."
-        if not _same_list(items, state.get("todos") or []):
-            return (
-                "Error: approve_plan must be called with exactly the list you last wrote with "
-                "write_todos. Call write_todos with this plan first, then approve_plan again."
-            )
+            return "Error: the plan is empty. Call approve_plan with the plan's steps."
+        # The list shown for approval is the plan, whatever write_todos said before: a
+        # small model that skips write_todos or rewords a step is not sent round again, and
+        # the user approves exactly what the main agent then gets.
+        wrote = _same_list(items, state.get("todos") or [])
+        if not wrote:
+            get_stream_writer()({"type": "todos", "items": items})
         plan = dict(state.get("plan") or {})
         request = own_tool_request(
             "plan",
@@ -119,7 +120,7 @@ def make_approve_plan(*, headless: bool) -> BaseTool:
             note = (
                 f"The user did not approve the plan and asked for changes: {feedback}\n"
                 f"The plan they did not approve:\n{numbered(items)}\n"
-                "Revise it: call write_todos with the new list, then approve_plan again."
+                "Revise it and call approve_plan with the new list."
             )
         else:
             message = str(decision.get("message") or "").strip()
@@ -131,6 +132,7 @@ def make_approve_plan(*, headless: bool) -> BaseTool:
         return Command(
             update={
                 "plan": plan,
+                **({} if wrote else {"todos": items}),
                 "messages": [ToolMessage(note, tool_call_id=tool_call_id, name="approve_plan")],
             }
         )
@@ -186,7 +188,7 @@ class PlannerGuardMiddleware(AgentMiddleware):
                 declined(
                     f"Error: `{c['name']}` is not available in plan mode; nothing was executed. "
                     f"The planner can only use: {allowed}. Propose the change as a step of the "
-                    "plan (write_todos, then approve_plan) instead of doing it.",
+                    "plan (approve_plan) instead of doing it.",
                     tool_call_id=c["id"],
                     name=c["name"],
                 )
