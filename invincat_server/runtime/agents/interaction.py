@@ -8,10 +8,10 @@ interrupt (checkpointed like a tool approval) and returns the answers to the mod
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.config import get_config, get_stream_writer
@@ -185,11 +185,38 @@ def make_ask_user(*, headless: bool, agent: Literal["main", "planner"]) -> Any:
     return ask_user
 
 
+def _tool_name(tool: Any) -> str | None:
+    name = tool.get("name") if isinstance(tool, Mapping) else getattr(tool, "name", None)
+    return name if isinstance(name, str) else None
+
+
 class InteractionMiddleware(AgentMiddleware):
-    """Registers `write_todos` and `ask_user` and the `todos` state key."""
+    """Registers `write_todos` and `ask_user` and the `todos` state key, and offers them to
+    the model after the tools that do the work."""
 
     state_schema = InteractionState
 
     def __init__(self, *, headless: bool, agent: Literal["main", "planner"]) -> None:
         super().__init__()
+        self.headless = headless
         self.tools = [write_todos, make_ask_user(headless=headless, agent=agent)]
+
+    def offered(self, tools: Sequence[Any]) -> list[Any]:
+        """`tools` as the model sees them: this middleware's own last, because small models
+        reach for the first tools listed (Qwen2.5-Coder-1.5B opened its turns with
+        write_todos and ask_user, bench/README.md); and no `ask_user` where nobody can
+        answer (headless: its answer is always "(no answer: headless)"). A call the model
+        makes to it anyway still runs and gets that answer."""
+        own = {t.name for t in self.tools}
+        work = [t for t in tools if _tool_name(t) not in own]
+        mine = [t for t in tools if _tool_name(t) in own]
+        if self.headless:
+            mine = [t for t in mine if _tool_name(t) != "ask_user"]
+        return [*work, *mine]
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        return await handler(request.override(tools=self.offered(request.tools)))

@@ -1,0 +1,34 @@
+"""The tools the model is offered, through the real `invincat chat`: the tools that do the
+work first (small models reach for the first tools listed), `write_todos` and `ask_user`
+after them, and no `ask_user` where nobody can answer (`--yes`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.terminal.cli_process import run_invincat
+
+
+def offered(fake: FakeOpenAIServer) -> list[str]:
+    return [t["function"]["name"] for t in fake.chat_requests()[0]["tools"]]
+
+
+def test_work_tools_come_first_and_a_headless_turn_is_not_offered_ask_user(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "hi"}])
+    result = run_invincat(["chat", "--yes", "hi", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    names = offered(fake_openai)
+    assert names[:3] == ["read_file", "write_file", "edit_file"]
+    assert names[-1] == "write_todos" and "ask_user" not in names
+
+
+def test_an_interactive_turn_is_offered_ask_user_last(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    fake_openai.add_steps([{"content": "hi"}])
+    result = run_invincat(["chat", "hi", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    assert offered(fake_openai)[-2:] == ["write_todos", "ask_user"]
