@@ -158,13 +158,28 @@ def run_task(task: Task, base_url: str, model: str, args: argparse.Namespace) ->
         if args.keep:  # what the model said and did, to see why a task was not done
             args.keep.mkdir(parents=True, exist_ok=True)
             (args.keep / f"{task.name}.jsonl").write_text(stdout, encoding="utf-8")
-        answer = "".join(str(e.get("text", "")) for e in events if e["type"] == "message_delta")
-        outcome = Outcome(project, answer, events, lambda: _memory_text(env, project))
+        said = "".join(str(e.get("text", "")) for e in events if e["type"] == "message_delta")
+        outcome = Outcome(project, final_answer(events), events, lambda: _memory_text(env, project))
         try:
-            ok = bool(task.check(outcome))
+            # Done: the turn completed (a turn the guard stopped is not, whatever it left)
+            # and the outcome is right.
+            ok = completed(events) and bool(task.check(outcome))
         except Exception as exc:  # a check that trips on odd output is a task not done
             ok, status = False, f"{status}; check failed: {exc!r}"
-        return _figures(events, answer, ok, seconds, status)
+        return _figures(events, said, ok, seconds, status)
+
+
+def completed(events: list[dict[str, object]]) -> bool:
+    return any(e["type"] == "turn_end" and e.get("status") == "completed" for e in events)
+
+
+def final_answer(events: list[dict[str, object]]) -> str:
+    """What the model said after its last tool result: the answer the user reads, not
+    the text of calls it wrote as text (which may name the right thing by chance)."""
+    last = max((i for i, e in enumerate(events) if e["type"] == "tool_result"), default=-1)
+    return "".join(
+        str(e.get("text", "")) for e in events[last + 1 :] if e["type"] == "message_delta"
+    )
 
 
 def _text(raw: str | bytes | None) -> str:
