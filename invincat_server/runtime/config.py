@@ -59,6 +59,9 @@ class Settings:
     """Output-token cap sent with every model request, 0 for none
     (`INVINCAT_MAX_OUTPUT_TOKENS` / config `max_output_tokens`): a small model that loops
     stops there instead of streaming until its context is full."""
+    temperature: float | None = None
+    """Sampling temperature sent with every model request (`INVINCAT_TEMPERATURE` / config
+    `temperature`, 0–2); None sends none: the server's own default."""
     context_window: int = DEFAULT_CONTEXT_WINDOW
     """Model context window in tokens, used for `context_usage` (`INVINCAT_CONTEXT_WINDOW`)."""
     compaction_threshold: float = 0.8
@@ -148,6 +151,15 @@ def _max_output_tokens(raw: str | None) -> int:
             f"got {raw}."
         )
     return int(value)
+
+
+def _temperature(raw: str | None) -> float | None:
+    if raw is None:
+        return None
+    value = float(_number(raw, "temperature", float))
+    if not 0.0 <= value <= 2.0:  # NaN fails this too
+        raise ConfigError(f"temperature must be between 0 and 2, got {raw}.")
+    return value
 
 
 def _max_repeated_calls(raw: str | None) -> int:
@@ -258,6 +270,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         max_output_tokens=_max_output_tokens(
             pick("INVINCAT_MAX_OUTPUT_TOKENS", "max_output_tokens")
         ),
+        temperature=_temperature(pick("INVINCAT_TEMPERATURE", "temperature")),
         context_window=int(_number(window, "context_window", int))
         if window
         else DEFAULT_CONTEXT_WINDOW,

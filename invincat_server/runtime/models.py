@@ -290,6 +290,9 @@ def build_chat_model(settings: Settings, *, model: str | None = None) -> ChatOpe
         max_retries=settings.max_retries,
         # A cap on every answer: a small model that loops stops there, not at a full context.
         max_completion_tokens=settings.max_output_tokens or None,
+        # Unset: none sent, the server's default (llama-server's 0.8 is a lot for a small
+        # model choosing tool calls; docs/configuration.md).
+        temperature=settings.temperature,
         # StrictChatOpenAI's own fields (unknown to ChatOpenAI's signature).
         **_strict_fields(settings),
         # The SDK's own clients plus a hook that keeps what the server sent, so an answer

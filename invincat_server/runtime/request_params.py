@@ -39,7 +39,13 @@ def name_token_limit(payload: dict[str, Any], param: str) -> dict[str, Any]:
 # Parameters a request works without: a server that refuses one by name (HTTP 400) gets
 # the request again without it, and never again in this session. The cap's two names are
 # tried in turn before it is dropped.
-DROPPABLE = ("tool_choice", "parallel_tool_calls", NEW_TOKEN_PARAM, OLD_TOKEN_PARAM)
+DROPPABLE = (
+    "tool_choice",
+    "parallel_tool_calls",
+    "temperature",
+    NEW_TOKEN_PARAM,
+    OLD_TOKEN_PARAM,
+)
 
 # What a refusal of a parameter says, as servers word it; a 400 is read as one only when
 # such words stand next to the parameter's name (`_refuses_by_name`): a message that
@@ -85,7 +91,7 @@ _TOOLS_REFUSED = re.compile(
 
 def adapt_payload(payload: dict[str, Any], token_param: str, refused: Set[str]) -> dict[str, Any]:
     """`payload` without what this server refused, its cap under the first name it took."""
-    for name in ("tool_choice", "parallel_tool_calls"):
+    for name in ("tool_choice", "parallel_tool_calls", "temperature"):
         if name in refused:
             payload.pop(name, None)
     other = OLD_TOKEN_PARAM if token_param == NEW_TOKEN_PARAM else NEW_TOKEN_PARAM

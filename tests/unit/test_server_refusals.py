@@ -225,3 +225,26 @@ async def test_a_400_that_only_mentions_tools_does_not_end_tool_calling(
     with pytest.raises(openai.BadRequestError):  # the server's own error, not ours
         await model_for(fake_openai, tmp_path).ainvoke("hi")
     assert len(fake_openai.chat_requests()) == 1
+
+
+async def test_a_refused_temperature_is_dropped(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    # OpenAI's reasoning models: "Unsupported value: 'temperature' does not support 0.2 with
+    # this model. Only the default (1) value is supported."
+    refusal = "Unsupported value: 'temperature' does not support 0.2 with this model."
+    fake_openai.add_steps(
+        [{"fault": "http_400", "param": "temperature", "message": refusal}, {"content": "ok"}]
+    )
+    settings = Settings(
+        home=tmp_path,
+        model="fake-model",
+        base_url=fake_openai.base_url,
+        api_key="test",
+        request_timeout=60,
+        max_retries=0,
+        temperature=0.2,
+    )
+    assert (await build_chat_model(settings).ainvoke("hi")).content == "ok"
+    first, second = fake_openai.chat_requests()
+    assert first["temperature"] == 0.2 and "temperature" not in second
