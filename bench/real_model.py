@@ -14,7 +14,8 @@ The cache folder (`--cache`, else `$INVINCAT_BENCH_CACHE`, else /work/.cache) ho
   (GGUF), which this script writes once to `model/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`.
 
 Run:   nice .venv/bin/python bench/real_model.py [--cache DIR] [--tasks a,b] [--ctx 8192]
-                                             [--keep DIR]  (each task's events, to audit)
+                                             [--temperature T] [--keep DIR]
+       (--keep: each task's events, to audit)
 Or against any OpenAI-compatible server (no llama-server started):
        .venv/bin/python bench/real_model.py --server http://127.0.0.1:8080/v1 --model NAME
 """
@@ -142,6 +143,8 @@ def run_task(task: Task, base_url: str, model: str, args: argparse.Namespace) ->
         project.mkdir(exist_ok=True)
         subprocess.run(["git", "init", "-q", str(project)], check=True)
         env = _env(base_url, model, home, args.request_timeout, task.memory)
+        if args.temperature is not None:
+            env["INVINCAT_TEMPERATURE"] = f"{args.temperature:g}"
         command = [INVINCAT, "chat", "--yes", "--json", "--cwd", str(project)]
         command += ["--plan"] if task.plan else []
         started = time.monotonic()
@@ -251,6 +254,9 @@ def main() -> None:
     parser.add_argument("--tasks", help="comma-separated task names (default: all)")
     parser.add_argument("--ctx", type=int, default=8192, help="llama-server context size")
     parser.add_argument("--request-timeout", type=float, default=600)
+    parser.add_argument(
+        "--temperature", type=float, help="INVINCAT_TEMPERATURE (default: the server's)"
+    )
     parser.add_argument("--task-timeout", type=float, default=1800)
     parser.add_argument("--repack", action="store_true", help="let llama-server repack weights")
     parser.add_argument("--keep", type=Path, help="write each task's JSON events to DIR/NAME.jsonl")
