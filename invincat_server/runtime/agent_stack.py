@@ -205,6 +205,7 @@ async def _load_agents(
         instructions=instructions,
         watch=watch,
         extensions=extensions,
+        remembers=memory_agent.config.enabled,
     )
     return AgentStack(conn, records, memory, memory_agent, extensions, context, graph, planner)
 
@@ -222,11 +223,17 @@ def _build_agents(
     instructions: InstructionFiles,
     watch: SettingsWatch,
     extensions: Any,
+    remembers: bool,
 ) -> tuple[Any, Any, Any]:
-    """The context middleware, the main agent and the planner."""
+    """The context middleware, the main agent and the planner. `remembers`: the memory
+    agent runs after turns (the main agent is told it need not store what it is told)."""
     from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
     from invincat_server.runtime.agents.interaction import InteractionMiddleware
-    from invincat_server.runtime.agents.main_agent import build_main_agent, system_prompt
+    from invincat_server.runtime.agents.main_agent import (
+        REMEMBERING,
+        build_main_agent,
+        system_prompt,
+    )
     from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
     from invincat_server.runtime.agents.memory_injection import (
         InstructionsInjectionMiddleware,
@@ -249,7 +256,8 @@ def _build_agents(
         limit = settings.max_repeated_calls
         return RepeatedCallGuard(limit) if limit else None
 
-    prompt = system_prompt(str(workspace.root), extensions.prompt_sections)
+    sections = [*([REMEMBERING] if remembers else []), *extensions.prompt_sections]
+    prompt = system_prompt(str(workspace.root), sections)
     context = ContextMiddleware(
         model,
         ContextSettings(

@@ -32,3 +32,24 @@ def test_an_interactive_turn_is_offered_ask_user_last(
     result = run_invincat(["chat", "hi", "--cwd", str(workspace)], invincat_env)
     assert result.code == 0, result.stderr
     assert offered(fake_openai)[-2:] == ["write_todos", "ask_user"]
+
+
+def test_the_main_agent_is_told_memory_keeps_what_it_is_asked_to_remember_only_when_it_does(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    def system_prompt(extraction: str) -> str:
+        fake_openai.add_steps([{"content": "hi", "match": {"model": "fake-model"}}])
+        fake_openai.add_steps([{"content": "{}", "match": {"model": "memory-model"}}])
+        env = {
+            **invincat_env,
+            "INVINCAT_MEMORY_EXTRACTION": extraction,
+            "INVINCAT_MEMORY_MODEL": "memory-model",
+        }
+        before = len(fake_openai.chat_requests())
+        result = run_invincat(["chat", "hi", "--cwd", str(workspace)], env)
+        assert result.code == 0, result.stderr
+        [main] = [r for r in fake_openai.chat_requests()[before:] if r["model"] == "fake-model"]
+        return str(main["messages"][0]["content"])
+
+    assert "do not write it to a file" in system_prompt("on")
+    assert "## Memory" not in system_prompt("off")

@@ -14,6 +14,17 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from invincat_server.runtime.agents.approval_middleware import ApprovalMiddleware
 from invincat_server.runtime.agents.history_repair import HistoryRepairMiddleware
 
+REMEMBERING = (
+    "## Memory\n"
+    "Invincat's memory keeps the conventions and preferences the user states, across "
+    "sessions: it reads this conversation after your answer. When the user asks you to "
+    "remember something, confirm it in one plain sentence; do not write it to a file "
+    "unless they ask for a file."
+)
+"""The section a main agent gets when the memory agent runs after its turns: a model told
+to "remember" otherwise writes the fact into some file (Qwen2.5-Coder-1.5B wrote a
+Makefile, bench/README.md)."""
+
 
 def system_prompt(workspace_root: str, sections: Sequence[str] = ()) -> str:
     """The main agent's instructions; extensions append sections (skills, MCP, ...)."""
