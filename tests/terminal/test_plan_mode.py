@@ -238,5 +238,10 @@ def test_approve_plan_alone_is_the_plan_and_write_todos_names_the_next_step(
     assert [t["content"] for t in todo_events[0]] == [t["content"] for t in PLAN_A]
     handoff = fake_openai.chat_requests()[1]["messages"][-1]["content"]
     assert "1. Create hello.txt with a greeting" in handoff
+    # The planner proposes with approve_plan: it is not offered write_todos to loop on.
+    planner = [t["function"]["name"] for t in fake_openai.chat_requests()[0]["tools"]]
+    assert "approve_plan" in planner and "write_todos" not in planner
+    main = [t["function"]["name"] for t in fake_openai.chat_requests()[1]["tools"]]
+    assert "write_todos" in main
     results = [m for m in fake_openai.chat_requests()[2]["messages"] if m["role"] == "tool"]
     assert "Now do this step with the other tools: Create hello.txt" in results[-1]["content"]

@@ -199,19 +199,24 @@ class InteractionMiddleware(AgentMiddleware):
     def __init__(self, *, headless: bool, agent: Literal["main", "planner"]) -> None:
         super().__init__()
         self.headless = headless
+        self.agent = agent
         self.tools = [write_todos, make_ask_user(headless=headless, agent=agent)]
 
     def offered(self, tools: Sequence[Any]) -> list[Any]:
         """`tools` as the model sees them: this middleware's own last, because small models
         reach for the first tools listed (Qwen2.5-Coder-1.5B opened its turns with
         write_todos and ask_user, bench/README.md); and no `ask_user` where nobody can
-        answer (headless: its answer is always "(no answer: headless)"). A call the model
-        makes to it anyway still runs and gets that answer."""
+        answer (headless: its answer is always "(no answer: headless)"); and no
+        `write_todos` for the planner, whose `approve_plan` carries the list (a small model
+        wrote the list again and again and never proposed it). A call the model makes to
+        one of them anyway still runs."""
         own = {t.name for t in self.tools}
         work = [t for t in tools if _tool_name(t) not in own]
         mine = [t for t in tools if _tool_name(t) in own]
         if self.headless:
             mine = [t for t in mine if _tool_name(t) != "ask_user"]
+        if self.agent == "planner":
+            mine = [t for t in mine if _tool_name(t) != "write_todos"]
         return [*work, *mine]
 
     async def awrap_model_call(
