@@ -34,12 +34,10 @@ def system_prompt(workspace_root: str, sections: Sequence[str] = ()) -> str:
         "- Do the work with the tools: read a file before you explain or change it, and "
         "change files with edit_file (small, exact edits) or write_file; never show code "
         "for the user to paste instead.\n"
-        "- Paths are relative to the project root, as in `calc.py` or `src/app.py`; tools "
-        "cannot reach outside it.\n"
+        "- Paths are relative to the project root; tools cannot reach outside it.\n"
         "- Writes and shell commands are shown to the user for approval. If the user rejects "
         "a call, do not retry it unchanged: follow their message or ask what they want.\n"
-        "- When the work is done, answer in plain text without calling a tool. Be concise: "
-        "say what you found, or what you changed and how you checked it."
+        "- Be concise: say what you found, or what you changed and how you checked it."
     )
     return "\n\n".join([base, *[s for s in sections if s.strip()]])
 
