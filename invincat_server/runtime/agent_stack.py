@@ -256,7 +256,10 @@ def _build_agents(
         limit = settings.max_repeated_calls
         return RepeatedCallGuard(limit) if limit else None
 
-    sections = [*([REMEMBERING] if remembers else []), *extensions.prompt_sections]
+    from invincat_server.runtime.agents.project_overview import project_overview
+
+    files = project_overview(workspace.root, workspace.denied)
+    sections = [files, *([REMEMBERING] if remembers else []), *extensions.prompt_sections]
     prompt = system_prompt(str(workspace.root), sections)
     context = ContextMiddleware(
         model,

@@ -53,3 +53,18 @@ def test_the_main_agent_is_told_memory_keeps_what_it_is_asked_to_remember_only_w
 
     assert "do not write it to a file" in system_prompt("on")
     assert "## Memory" not in system_prompt("off")
+
+
+def test_the_system_prompt_names_the_projects_files_but_not_its_memory_store(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "calc.py").write_text("X = 1\n")
+    store = workspace / ".invincat" / "memory"
+    store.mkdir(parents=True)
+    (store / "project.json").write_text("{}")
+    fake_openai.add_steps([{"content": "hi"}])
+    result = run_invincat(["chat", "--yes", "hi", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    prompt = str(fake_openai.chat_requests()[0]["messages"][0]["content"])
+    assert "## Project files" in prompt and "- calc.py" in prompt
+    assert "project.json" not in prompt
