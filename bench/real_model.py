@@ -153,14 +153,17 @@ def run_task(task: Task, base_url: str, model: str, args: argparse.Namespace) ->
                 [*command, task.prompt], env=env, capture_output=True, text=True,
                 timeout=args.task_timeout,
             )  # fmt: skip
-            stdout, status = done.stdout, f"exit {done.returncode}"
+            stdout, stderr, status = done.stdout, done.stderr, f"exit {done.returncode}"
         except subprocess.TimeoutExpired as exc:
-            stdout, status = _text(exc.stdout), f"killed after {args.task_timeout:g}s"
+            stdout, stderr = _text(exc.stdout), _text(exc.stderr)
+            status = f"killed after {args.task_timeout:g}s"
         seconds = time.monotonic() - started
         events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
         if args.keep:  # what the model said and did, to see why a task was not done
             args.keep.mkdir(parents=True, exist_ok=True)
             (args.keep / f"{task.name}.jsonl").write_text(stdout, encoding="utf-8")
+            # The memory agent's events and any error line are on stderr.
+            (args.keep / f"{task.name}.stderr").write_text(stderr, encoding="utf-8")
         said = "".join(str(e.get("text", "")) for e in events if e["type"] == "message_delta")
         outcome = Outcome(project, final_answer(events), events, lambda: _memory_text(env, project))
         try:
