@@ -16,6 +16,7 @@ from invincat_server.import_path import drop_working_directory, relative_entries
 if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
 
+EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, like `seq 1000000 | head -1`
 WARM_SERVER_HELP = (
@@ -363,14 +364,23 @@ def _run(argv: list[str] | None, warm: bool) -> int:
     except ConfigError as exc:
         print(f"invincat: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.command == "chat":
-        # One-shot chat runs in the warm server unless INVINCAT_WARM=0 (docs/warm-server.md).
-        from invincat_server.warm.common import warm_setting
+    from invincat_server.runtime.database import DatabaseUnavailableError
 
-        use_warm = warm and warm_setting(os.environ) is not False
-        return _run_chat(parser, args, settings, raw_argv if use_warm else None)
-    if args.command in ("memory", "threads", "rules", "rewind"):
-        return _run_bookkeeping(settings, args)
+    try:
+        if args.command == "chat":
+            # One-shot chat runs in the warm server unless INVINCAT_WARM=0
+            # (docs/warm-server.md).
+            from invincat_server.warm.common import warm_setting
+
+            use_warm = warm and warm_setting(os.environ) is not False
+            return _run_chat(parser, args, settings, raw_argv if use_warm else None)
+        if args.command in ("memory", "threads", "rules", "rewind"):
+            return _run_bookkeeping(settings, args)
+    except DatabaseUnavailableError as exc:
+        # The `database_url` database is down or refuses us: one line naming it redacted
+        # (runtime/database.py scrubbed the driver's text), no traceback.
+        print(f"invincat: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     parser.print_help()
     return EXIT_USAGE
 

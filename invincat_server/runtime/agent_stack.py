@@ -1,7 +1,8 @@
 """The agent stack a Session runs on, built in one place.
 
-`open_agent_stack` loads the model, opens the checkpointer and the records (one SQLite file
-under `$INVINCAT_HOME`), the memory service and its agent, the extensions, the context
+`open_agent_stack` loads the model, opens the checkpointer and the records (threads.sqlite
+under `$INVINCAT_HOME`, or the `database_url` PostgreSQL database: runtime/thread_store.py
+chooses), the memory service and its agent, the extensions, the context
 middleware, and builds the main agent and the planner. The Session owns the result and
 closes it; turns reach the graphs through `AgentStack.agent` and `AgentStack.config`.
 """
@@ -20,10 +21,9 @@ from invincat_server.runtime.data_dir import ensure_data_dir
 from invincat_server.runtime.extensions import ExtensionContext, load_extensions
 from invincat_server.runtime.policy.settings_watch import SettingsWatch
 from invincat_server.runtime.policy.workspace import Workspace
-from invincat_server.runtime.records import Records, prepare_file, use_wal
+from invincat_server.runtime.thread_store import Checkpointing, ThreadRecords, open_checkpointing
 
 if TYPE_CHECKING:
-    import aiosqlite
     from langchain_core.language_models import BaseChatModel
 
     from invincat_server.runtime.approvals import ApprovalPolicy
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 class AgentStack:
     """Everything a Session's turns run on; `aclose` releases it."""
 
-    conn: aiosqlite.Connection
-    records: Records
+    stores: Checkpointing
+    records: ThreadRecords
     memory: MemoryService
     memory_agent: MemoryAgent
     extensions: Any
@@ -63,8 +63,7 @@ class AgentStack:
 
     async def aclose(self) -> None:
         await self.extensions.aclose()
-        await self.records.close()
-        await self.conn.close()
+        await self.stores.close()
 
 
 async def open_agent_stack(
@@ -84,26 +83,20 @@ async def open_agent_stack(
     # Where the CLI and ACP import LangChain, LangGraph and the OpenAI SDK (the language
     # server has them imported already): see bulk_import.py.
     with bulk_import():
-        import aiosqlite
-
         from invincat_server.runtime.models import build_chat_model
 
         chat_model = model or build_chat_model(settings)
         # 0700 and tightened (an older version left it 0755 with a 0644 threads.sqlite)...
         private_files.prepare_home(settings.home)
         ensure_data_dir(settings.home, root=settings.home)  # ...and out of a dotfiles repo
-        private_files.prepare_sqlite(settings.threads_db, root=settings.home)
-        conn = await aiosqlite.connect(settings.threads_db, timeout=30)
-        records: Records | None = None
+        stores = await open_checkpointing(settings)
         try:
-            records = await _open_stores(conn, settings)
             return await _load_agents(
                 settings,
                 workspace,
                 policy,
                 documents,
-                conn,
-                records,
+                stores,
                 model=chat_model,
                 options=options,
                 notify=notify,
@@ -111,21 +104,8 @@ async def open_agent_stack(
             )
         except BaseException:
             # A stack that failed half-way leaves no open database behind.
-            if records is not None:
-                await records.close()
-            await conn.close()
+            await stores.close()
             raise
-
-
-async def _open_stores(conn: aiosqlite.Connection, settings: Settings) -> Records:
-    """Prepare threads.sqlite for the checkpointer; the records over the same file."""
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    await prepare_file(conn)  # before the saver creates the first table
-    await use_wal(conn)
-    await conn.execute("PRAGMA busy_timeout=30000")
-    await AsyncSqliteSaver(conn).setup()
-    return await Records.open(settings.threads_db)
 
 
 async def _load_agents(
@@ -133,16 +113,13 @@ async def _load_agents(
     workspace: Workspace,
     policy: ApprovalPolicy,
     documents: DocumentSource,
-    conn: aiosqlite.Connection,
-    records: Records,
+    stores: Checkpointing,
     *,
     model: Any,
     options: dict[str, Any],
     notify: Callable[[str], None],
     memory: MemoryService | None,
 ) -> AgentStack:
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
     from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
     from invincat_server.runtime.instructions import InstructionFiles, load_instruction_settings
     from invincat_server.runtime.models import build_chat_model
@@ -151,7 +128,7 @@ async def _load_agents(
     from invincat_server.runtime.tools.memory_search import build_search_memory_tool
 
     chat_model = model
-    saver = AsyncSqliteSaver(conn)
+    saver, records = stores.saver, stores.records
     instructions = InstructionFiles(
         workspace.root,
         Path(options["working_dir"]) if options.get("working_dir") else None,
@@ -207,7 +184,7 @@ async def _load_agents(
         extensions=extensions,
         remembers=memory_agent.config.enabled,
     )
-    return AgentStack(conn, records, memory, memory_agent, extensions, context, graph, planner)
+    return AgentStack(stores, records, memory, memory_agent, extensions, context, graph, planner)
 
 
 def _build_agents(
@@ -308,7 +285,7 @@ def _build_agents(
 def _open_memory(
     settings: Settings,
     workspace: Workspace,
-    records: Records,
+    records: ThreadRecords,
     notify: Callable[[str], None],
     model_factory: Callable[[], Any],
     shared: MemoryService | None,

@@ -24,7 +24,8 @@ from pydantic import ValidationError
 from invincat_server.runtime.events import ApprovalRequested, ApprovalResolved
 from invincat_server.runtime.policy import decisions, deny_rules
 from invincat_server.runtime.policy.decisions import Decision, DecisionError
-from invincat_server.runtime.records import ApprovalRecord, Records
+from invincat_server.runtime.records import ApprovalRecord
+from invincat_server.runtime.thread_store import ThreadRecords
 from invincat_server.runtime.tool_traits import WRITES_FILES
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class Resume:
 class ApprovalBroker:
     """Pending approvals of live turns, and the one path a decision takes."""
 
-    def __init__(self, records: Records) -> None:
+    def __init__(self, records: ThreadRecords) -> None:
         self.records = records
         self._waiting: dict[str, tuple[Turn, asyncio.Future[dict[str, Any]]]] = {}
 

@@ -38,14 +38,27 @@ def latest_messages(db: Path, thread_key: str) -> list[dict[str, Any]] | None:
     if row is None:
         return []
     kind, blob = row
+    checkpoint = decode(kind, blob)
+    values = checkpoint.get("channel_values") if isinstance(checkpoint, dict) else None
+    if checkpoint is None or not isinstance(values or {}, dict):
+        return None
+    return message_fields((values or {}).get("messages", []))
+
+
+def decode(kind: str, blob: bytes) -> Any:
+    """A checkpoint value LangGraph's serializer wrote as (`kind`, `blob`), as plain data;
+    None when this reader does not decode it. Also what runtime/pg_reads.py reads the
+    `messages` blob of PostgreSQL's saver with."""
     if kind != "msgpack":
         return None
     try:
-        checkpoint = _unpack(blob)
+        return _unpack(blob)
     except Exception:  # UnreadableCheckpoint, or msgpack that is not what we expect
         return None
-    values = checkpoint.get("channel_values") if isinstance(checkpoint, dict) else None
-    messages = (values or {}).get("messages", [])
+
+
+def message_fields(messages: Any) -> list[dict[str, Any]] | None:
+    """`messages` if it is a list of message field dicts, else None (ask the stack)."""
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return None
     return messages

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from invincat_server.runtime import database_url
@@ -91,7 +91,7 @@ class Settings:
     checkpoints_max_bytes: int = DEFAULT_CHECKPOINTS_MAX_MB * 1024 * 1024
     """The cap on one project's rewind checkpoints (`INVINCAT_CHECKPOINTS_MAX_MB` /
     `[checkpoints] max_mb`): over it, the oldest are pruned (runtime/checkpoints)."""
-    database_url: str | None = None
+    database_url: str | None = field(default=None, repr=False)
     """PostgreSQL instead of the embedded files (`INVINCAT_DATABASE_URL` / `database_url`,
     no password in the file; runtime/database_url.py). Never log it: `redacted()` it."""
 

@@ -9,7 +9,8 @@ memory=data.memory())`): one writer per process, every governance rule, lock and
 check the same whichever asked.
 
 Nothing here imports LangChain, LangGraph or the OpenAI SDK; tests check `sys.modules`.
-Reads go to `threads.sqlite` through short read connections of their own; what needs
+Reads go to `threads.sqlite` (or the `database_url` database: runtime/thread_store.py)
+through short read connections of their own; what needs
 the agent stack (resuming an interrupt only recorded in a checkpoint, a checkpoint in an
 encoding the light reader does not know) is left to the Session once it is open.
 """
@@ -72,14 +73,14 @@ class ProjectData:
     async def history(self, thread_id: str) -> list[dict[str, Any]] | None:
         """The thread's messages as `Session.history` gives them; None when its checkpoint
         cannot be decoded without the agent stack (then ask the Session)."""
-        from invincat_server.runtime.checkpoint_reader import latest_messages
         from invincat_server.runtime.history import fields_to_dicts
+        from invincat_server.runtime.thread_store import latest_messages
 
         def read() -> tuple[bool, list[dict[str, Any]] | None]:
             threads, _ = self._read_now(None)
             if not any(t.thread_id == thread_id for t in threads):
                 return False, None
-            messages = latest_messages(self.settings.threads_db, thread_id)
+            messages = latest_messages(self.settings, thread_id)
             # Worded here, off the event loop: each tool call's title is redacted
             # (runtime/tool_phrases.py), and the first redaction compiles its rules.
             return True, None if messages is None else fields_to_dicts(messages)
@@ -112,6 +113,6 @@ class ProjectData:
         return await asyncio.to_thread(self._read_now, workspace)
 
     def _read_now(self, workspace: str | None) -> tuple[list[ThreadInfo], list[ApprovalRecord]]:
-        from invincat_server.runtime.records import read_saved
+        from invincat_server.runtime.thread_store import read_saved
 
-        return read_saved(self.settings.threads_db, workspace)
+        return read_saved(self.settings, workspace)

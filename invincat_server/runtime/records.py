@@ -1,4 +1,5 @@
-"""Thread and approval records in `$INVINCAT_HOME/threads.sqlite`.
+"""Thread and approval records in `$INVINCAT_HOME/threads.sqlite` (the default backend;
+runtime/pg_records.py keeps the same in PostgreSQL when `database_url` is set).
 
 LangGraph's checkpointer owns the conversation state in the same file; these two small
 tables add what it does not index: a thread list with titles, and approval requests with
@@ -27,11 +28,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
 from invincat_server.runtime import private_files
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.thread_store import ThreadRecords
 
 log = logging.getLogger("invincat.records")
 
@@ -489,7 +493,7 @@ class MemoryCursors:
     """Per-thread memory-agent progress, persisted next to the thread's checkpoints (in
     the records' tables, through their public methods)."""
 
-    def __init__(self, records: Records) -> None:
+    def __init__(self, records: ThreadRecords) -> None:
         self._records = records
 
     async def get(self, thread_id: str) -> MemoryCursor | None:

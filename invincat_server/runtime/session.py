@@ -32,7 +32,8 @@ from invincat_server.runtime.events import ApprovalRequested, Error
 from invincat_server.runtime.policy.decisions import Decision
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.project.limits import prompt_problem
-from invincat_server.runtime.records import Records, ThreadInfo
+from invincat_server.runtime.records import ThreadInfo
+from invincat_server.runtime.thread_store import ThreadRecords
 from invincat_server.runtime.tools.documents import (
     DiskOnly,
     DocumentSource,
@@ -131,7 +132,7 @@ class Session:
         return self._runner.stack
 
     @property
-    def _records(self) -> Records:
+    def _records(self) -> ThreadRecords:
         return self.stack.records
 
     def notify(self, message: str) -> None:

@@ -14,20 +14,21 @@ from typing import TYPE_CHECKING
 from invincat_server.runtime.errors import SessionError, UnknownThreadError
 
 if TYPE_CHECKING:
-    from invincat_server.runtime.records import Records, ThreadInfo
+    from invincat_server.runtime.records import ThreadInfo
+    from invincat_server.runtime.thread_store import ThreadRecords
     from invincat_server.runtime.turn_runner import TurnRunner
 
 MAX_DAYS = 100_000
 
 
-async def older_than(records: Records, days: float) -> list[ThreadInfo]:
+async def older_than(records: ThreadRecords, days: float) -> list[ThreadInfo]:
     """Threads last used more than `days` days ago, oldest first."""
     if not 0 <= days <= MAX_DAYS:  # also refuses NaN and infinity
         raise SessionError(f"olderThanDays must be a number of days from 0 to {MAX_DAYS}.")
     return await records.threads_older_than(datetime.now(UTC) - timedelta(days=days))
 
 
-async def delete_threads(records: Records, thread_ids: list[str]) -> None:
+async def delete_threads(records: ThreadRecords, thread_ids: list[str]) -> None:
     """Delete each thread and everything stored for it (conversation, approvals, memory
     cursor, rewind checkpoints: Records.delete_thread), then give the freed pages back
     once."""

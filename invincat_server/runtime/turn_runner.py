@@ -141,14 +141,14 @@ class TurnRunner:
         the one it sends, or (a resumed turn) the thread's latest, read from its saved
         checkpoint."""
         assert self.root is not None
-        db = self.settings.threads_db
+        settings = self.settings
 
         def identify() -> tuple[int | None, str | None]:
-            from invincat_server.runtime.checkpoint_reader import latest_messages
+            from invincat_server.runtime.thread_store import latest_messages
 
             if message_id is not None:
                 return None, message_id
-            messages = latest_messages(db, thread_id) or []
+            messages = latest_messages(settings, thread_id) or []
             humans = [m for m in messages if m.get("type") == "human"]
             if not humans:
                 return None, None
@@ -329,7 +329,7 @@ class TurnRunner:
             log.exception("pruning the checkpoints of %s failed", self.root)
 
     async def _compact_thread(self, thread_id: str) -> None:
-        """Keep threads.sqlite small: drop the checkpoints this turn superseded (see
+        """Keep the thread store small: drop the checkpoints this turn superseded (see
         runtime/records.py for why only the latest is needed) and free their pages."""
         records = self.stack.records
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from invincat_server.runtime.config import ConfigError, Settings
+from invincat_server.runtime.database import DatabaseUnavailableError
 from invincat_server.runtime.errors import SessionError
 from invincat_server.runtime.events import (
     ApprovalRequested,
@@ -193,6 +194,9 @@ class ChatApp:
         except ConfigError as exc:
             self._err(str(exc))
             return EXIT_USAGE
+        except DatabaseUnavailableError as exc:  # its message names the database redacted
+            self._err(str(exc))
+            return EXIT_FAILED
         for notice in await asyncio.to_thread(project.notices):
             self._err(notice)  # stderr in both modes: --json stdout stays events only
         self.reader = self._input(workspace)

@@ -156,10 +156,10 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
     from invincat_server.runtime.checkpoints.rewind import Rewinder
     from invincat_server.runtime.checkpoints.store import CheckpointError
     from invincat_server.runtime.errors import SessionError
-    from invincat_server.runtime.records import read_saved
+    from invincat_server.runtime.thread_store import read_saved
 
     as_json, scope = args.json, args.scope or "code"
-    threads, _ = read_saved(settings.threads_db, None) if settings.threads_db.exists() else ([], [])
+    threads, _ = read_saved(settings, None)
     info = next((t for t in threads if t.thread_id == args.thread_id), None)
     if info is None:
         return _fail(

@@ -76,9 +76,9 @@ class Rewinder:
     def ensure_quiet(self, thread_id: str) -> None:
         """Refuse a rewind, code or conversation alike (ThreadBusyError, nothing changed),
         while a turn of the thread runs here or an approval of it waits for a decision —
-        asked by whichever process, it is in threads.sqlite: that turn would go on from
+        asked by whichever process, it is in the thread store: that turn would go on from
         files or messages the rewind took away."""
-        from invincat_server.runtime.records import read_saved
+        from invincat_server.runtime.thread_store import read_saved
 
         turn_id = self._running(thread_id) if self._running is not None else None
         if turn_id is not None:
@@ -86,7 +86,7 @@ class Rewinder:
                 f"Thread {thread_id} is running turn {turn_id}; wait for it or cancel it "
                 "before rewinding. Nothing changed."
             )
-        _, pending = read_saved(self.settings.threads_db, None)
+        _, pending = read_saved(self.settings, None)
         waiting = sum(1 for approval in pending if approval.thread_id == thread_id)
         if waiting:
             raise ThreadBusyError(
@@ -96,9 +96,9 @@ class Rewinder:
             )
 
     def _known(self, thread_id: str) -> None:
-        from invincat_server.runtime.records import read_saved
+        from invincat_server.runtime.thread_store import read_saved
 
-        threads, _ = read_saved(self.settings.threads_db, None)
+        threads, _ = read_saved(self.settings, None)
         if not any(t.thread_id == thread_id for t in threads):
             raise UnknownThreadError(
                 f"Unknown thread {thread_id!r}; list threads with `invincat threads list`."
@@ -107,10 +107,10 @@ class Rewinder:
     def checkpoints(self, thread_id: str) -> ThreadCheckpoints:
         """The thread's turns (numbered from 1, as the conversation holds them now), what
         each changed, its rewinds, and a sentence per unreadable checkpoint."""
-        from invincat_server.runtime.checkpoint_reader import latest_messages
+        from invincat_server.runtime.thread_store import latest_messages
 
         self._known(thread_id)
-        messages = latest_messages(self.settings.threads_db, thread_id) or []
+        messages = latest_messages(self.settings, thread_id) or []
         humans = [m for m in messages if m.get("type") == "human"]
         manifests, problems = mf.load_all(self.store, thread_id)
         ids = [m.get("id") if isinstance(m.get("id"), str) else None for m in humans]

@@ -1,7 +1,8 @@
 """Deleting saved threads without the agent stack: `invincat threads delete` and `prune`.
 
-A process that runs no turn (the CLI) works on the project's threads file directly: no
-model client, no LangChain, and no file is created where none exists. A front end with an
+A process that runs no turn (the CLI) works on the saved records directly (threads.sqlite,
+or the `database_url` database: runtime/thread_store.py): no model client, no LangChain,
+and no file or table is created where none exists. A front end with an
 open Session deletes through `Session.delete_thread` / `prune_threads` instead, which
 also refuse a thread one of its turns is running; both use runtime/thread_pruning.py's
 `older_than` and `delete_threads`, the one owner of those rules.
@@ -15,11 +16,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from invincat_server.runtime import thread_pruning
+from invincat_server.runtime import thread_pruning, thread_store
 
 if TYPE_CHECKING:
     from invincat_server.runtime.config import Settings
-    from invincat_server.runtime.records import ApprovalRecord, Records, ThreadInfo
+    from invincat_server.runtime.records import ApprovalRecord, ThreadInfo
+    from invincat_server.runtime.thread_store import ThreadRecords
 
 
 @dataclass(frozen=True)
@@ -31,14 +33,15 @@ class SavedThread:
 
 
 class SavedThreads:
-    """The saved threads of every project, in `settings.threads_db`."""
+    """The saved threads of every project, where runtime/thread_store.py keeps them."""
 
     def __init__(self, settings: Settings) -> None:
-        self._path = settings.threads_db
+        self._settings = settings
 
     def exist(self) -> bool:
-        """Whether any thread was ever saved (the file exists)."""
-        return self._path.exists()
+        """Whether any thread was ever saved (the file or the table exists). PostgreSQL
+        unreachable: DatabaseUnavailableError (redacted)."""
+        return thread_store.anything_saved(self._settings)
 
     async def thread(self, thread_id: str) -> SavedThread | None:
         async with self._records() as records:
@@ -65,14 +68,12 @@ class SavedThreads:
                 await thread_pruning.delete_threads(records, thread_ids)
 
     @contextlib.asynccontextmanager
-    async def _records(self) -> AsyncIterator[Records | None]:
+    async def _records(self) -> AsyncIterator[ThreadRecords | None]:
         """The records, or None when nothing was ever saved (opening would create it)."""
         if not self.exist():
             yield None
             return
-        from invincat_server.runtime.records import Records
-
-        records = await Records.open(self._path)
+        records = await thread_store.open_records(self._settings)
         try:
             yield records
         finally:
