@@ -18,7 +18,8 @@ from invincat_server.runtime.checkpoint_reader import decode, message_fields
 from invincat_server.runtime.pg_records import (
     APPROVAL_COLUMNS,
     THREAD_COLUMNS,
-    approval_record,
+    approval_records,
+    storable,
 )
 from invincat_server.runtime.records import ApprovalRecord, ThreadInfo
 
@@ -45,6 +46,8 @@ def read_saved(
 ) -> tuple[list[ThreadInfo], list[ApprovalRecord]]:
     """(threads newest first, only `workspace`'s when given; approvals still pending), as
     records.read_saved gives them from threads.sqlite."""
+    if not storable(workspace):
+        return [], []  # no folder's name holds a NUL
     with database.connect(url) as conn:
         exists = conn.execute("SELECT to_regclass('invincat_threads') IS NOT NULL").fetchone()
         if not (exists and exists[0]):
@@ -58,19 +61,20 @@ def read_saved(
             ThreadInfo(*row)
             for row in conn.execute(query + " ORDER BY updated_at DESC, seq DESC", params)
         ]
-        pending = [
-            approval_record(row)
-            for row in conn.execute(
+        pending = approval_records(
+            conn.execute(
                 f"SELECT {APPROVAL_COLUMNS} FROM invincat_approvals WHERE status = 'pending' "
                 "ORDER BY seq"
             )
-        ]
+        )
     return threads, pending
 
 
 def latest_messages(url: str, thread_key: str) -> list[dict[str, Any]] | None:
     """The `messages` of the latest checkpoint of `thread_key` (root namespace) as field
     dicts; [] when the thread has none yet; None when they cannot be decoded here."""
+    if not storable(thread_key):
+        return []
     with database.connect(url) as conn:
         exists = conn.execute(
             "SELECT to_regclass('checkpoints') IS NOT NULL "

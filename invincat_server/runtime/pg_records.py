@@ -79,6 +79,17 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def storable(*texts: str | None) -> bool:
+    """Whether PostgreSQL's text columns can hold these (they refuse NUL). An id that
+    cannot be stored names nothing stored: lookups answer "none" instead of failing."""
+    return not any(text is not None and "\x00" in text for text in texts)
+
+
+def text_for_column(text: str) -> str:
+    """`text` with NULs shown as U+FFFD (SQLite keeps them; PostgreSQL's text refuses)."""
+    return text.replace("\x00", "\ufffd")
+
+
 def thread_keys(thread_id: str) -> tuple[str, tuple[Any, ...]]:
     """WHERE clause for a thread's checkpoint keys: the main agent's (the thread id) and
     those derived from it (`<thread id>/planner`). Not LIKE: ids contain `_`, a wildcard."""
@@ -86,15 +97,22 @@ def thread_keys(thread_id: str) -> tuple[str, tuple[Any, ...]]:
     return "(thread_id = %s OR left(thread_id, %s) = %s)", (thread_id, len(prefix), prefix)
 
 
-def approval_record(row: Any) -> ApprovalRecord:
-    return ApprovalRecord(
-        approval_id=row[0],
-        thread_id=row[1],
-        batch_id=row[2],
-        request=json.loads(row[3]),
-        status=row[4],
-        decision=json.loads(row[5]) if row[5] else None,
-    )
+def approval_record(row: Any) -> ApprovalRecord | None:
+    """The row as a record; None (logged) when its JSON was damaged in the table: one bad
+    row costs that approval only, never the whole list."""
+    try:
+        request = json.loads(row[3])
+        decision = json.loads(row[5]) if row[5] else None
+        if not isinstance(request, dict) or not isinstance(decision, dict | None):
+            raise ValueError("not a JSON object")
+    except (TypeError, ValueError) as exc:
+        log.warning("approval %r in invincat_approvals is unreadable (%s); skipped", row[0], exc)
+        return None
+    return ApprovalRecord(row[0], row[1], row[2], request, row[4], decision)
+
+
+def approval_records(rows: Any) -> list[ApprovalRecord]:
+    return [record for row in rows if (record := approval_record(row)) is not None]
 
 
 class PgRecords:
@@ -142,6 +160,8 @@ class PgRecords:
 
     # memory-agent cursors (MemoryCursors) -------------------------------------
     async def memory_cursor(self, thread_id: str) -> MemoryCursor | None:
+        if not storable(thread_id):
+            return None
         rows = await self._rows(
             "SELECT thread_id, position, anchor, last_rejection, failures "
             "FROM invincat_memory_cursor WHERE thread_id = %s",
@@ -167,7 +187,7 @@ class PgRecords:
                 "last_rejection = excluded.last_rejection, "
                 "failures = invincat_memory_cursor.failures + 1, "
                 "updated_at = excluded.updated_at",
-                (thread_id, reason[:2_000], _now()),
+                (thread_id, text_for_column(reason[:2_000]), _now()),
             )
 
     # threads -----------------------------------------------------------------
@@ -176,7 +196,7 @@ class PgRecords:
         (runtime/titles.py), as Records.touch_thread does."""
         from invincat_server.runtime.titles import thread_title
 
-        title = thread_title(title)
+        title = text_for_column(thread_title(title))
         now = _now()
         async with self._writing() as conn:
             await conn.execute(
@@ -188,6 +208,8 @@ class PgRecords:
     async def threads(self, workspace: str | None = None) -> list[ThreadInfo]:
         query = f"SELECT {THREAD_COLUMNS} FROM invincat_threads"
         params: tuple[str, ...] = ()
+        if not storable(workspace):
+            return []
         if workspace is not None:
             query += " WHERE workspace = %s"
             params = (workspace,)
@@ -205,6 +227,8 @@ class PgRecords:
         return [ThreadInfo(*row) for row in rows]
 
     async def thread(self, thread_id: str) -> ThreadInfo | None:
+        if not storable(thread_id):
+            return None
         rows = await self._rows(
             f"SELECT {THREAD_COLUMNS} FROM invincat_threads WHERE thread_id = %s", (thread_id,)
         )
@@ -226,6 +250,8 @@ class PgRecords:
     async def claim(self, approval_id: str, decision: dict[str, Any]) -> bool:
         """Record `decision` if the approval is still pending; False if someone won first
         (another process too: the UPDATE's row lock decides)."""
+        if not storable(approval_id):
+            return False
         async with self._writing() as conn:
             cur = await conn.execute(
                 "UPDATE invincat_approvals SET status = 'resolved', decision_json = %s, "
@@ -235,6 +261,8 @@ class PgRecords:
         return cur.rowcount == 1
 
     async def close_pending(self, thread_id: str, status: str) -> None:
+        if not storable(thread_id):
+            return
         async with self._writing() as conn:
             await conn.execute(
                 "UPDATE invincat_approvals SET status = %s, resolved_at = %s "
@@ -243,6 +271,8 @@ class PgRecords:
             )
 
     async def approval(self, approval_id: str) -> ApprovalRecord | None:
+        if not storable(approval_id):
+            return None
         rows = await self._rows(
             f"SELECT {APPROVAL_COLUMNS} FROM invincat_approvals WHERE approval_id = %s",
             (approval_id,),
@@ -250,20 +280,24 @@ class PgRecords:
         return approval_record(rows[0]) if rows else None
 
     async def batch(self, batch_id: str) -> list[ApprovalRecord]:
+        if not storable(batch_id):
+            return []
         rows = await self._rows(
             f"SELECT {APPROVAL_COLUMNS} FROM invincat_approvals WHERE batch_id = %s ORDER BY seq",
             (batch_id,),
         )
-        return [approval_record(row) for row in rows]
+        return approval_records(rows)
 
     async def pending(self, thread_id: str | None = None) -> list[ApprovalRecord]:
         query = f"SELECT {APPROVAL_COLUMNS} FROM invincat_approvals WHERE status = 'pending'"
         params: tuple[str, ...] = ()
+        if not storable(thread_id):
+            return []
         if thread_id is not None:
             query += " AND thread_id = %s"
             params = (thread_id,)
         rows = await self._rows(query + " ORDER BY seq", params)
-        return [approval_record(row) for row in rows]
+        return approval_records(rows)
 
     # storage -------------------------------------------------------------------
     async def prune_checkpoints(self, thread_id: str) -> int:
@@ -312,7 +346,7 @@ class PgRecords:
         """Nothing to do: PostgreSQL's autovacuum reuses the space of deleted rows."""
 
     async def _checkpoint_keys(self, thread_id: str) -> list[str]:
-        if "checkpoints" not in await self._checkpoint_tables():
+        if not storable(thread_id) or "checkpoints" not in await self._checkpoint_tables():
             return []
         where, params = thread_keys(thread_id)
         rows = await self._rows(f"SELECT DISTINCT thread_id FROM checkpoints WHERE {where}", params)
