@@ -194,3 +194,31 @@ def test_a_database_that_is_down_is_a_clear_error(pg_env: dict[str, str], worksp
         assert result.stderr.startswith(
             f"invincat: Cannot use the database postgresql://ann:***@127.0.0.1:{port}/inv"
         ), result.stderr
+
+
+def test_a_chat_run_by_the_warm_server_uses_the_callers_database(
+    fake_openai: FakeOpenAIServer,
+    pg_env: dict[str, str],
+    pg_url: str,
+    workspace: Path,
+    invincat_home: Path,
+) -> None:
+    # The warm server's worker gets the caller's environment, INVINCAT_DATABASE_URL
+    # included: the thread is in PostgreSQL, not in a threads.sqlite of the worker's.
+    warm = {k: v for k, v in pg_env.items() if k != "INVINCAT_WARM"}
+    fake_openai.add_steps([{"content": "Warm answer."}])
+    thread = _chat(warm, workspace, "hello from a warm chat")["thread_id"]
+    assert _thread_ids(pg_env) == [thread]
+    assert _checkpoint_counts(pg_url) == {thread: 1}
+    assert not (invincat_home / "threads.sqlite").exists()
+
+    user_and_secret = pg_url.split("//", 1)[1].split("@", 1)[0]
+    user = user_and_secret.split(":", 1)[0]
+    wrong = pg_url.replace(user_and_secret, f"{user}:WarmWr0ng")
+    failed = run_invincat(
+        ["chat", "hi", "--cwd", str(workspace)], {**warm, "INVINCAT_DATABASE_URL": wrong}
+    )
+    assert failed.code == 1, (failed.stdout, failed.stderr)
+    assert "WarmWr0ng" not in failed.stdout + failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert f"Cannot use the database postgresql://{user}:***@" in failed.stderr

@@ -4,6 +4,7 @@ with the message the user is told; the combined phase of several projects."""
 from __future__ import annotations
 
 from invincat_server.runtime.config import ConfigError
+from invincat_server.runtime.database import DatabaseUnavailableError
 from invincat_server.runtime.project.startup import (
     COULD_NOT_START,
     Startup,
@@ -46,6 +47,8 @@ def test_a_failure_without_a_reason_still_says_so() -> None:
 def test_an_unexpected_error_is_named_with_its_type() -> None:
     assert failure_message(OSError("disk gone")) == "Invincat could not start: OSError: disk gone"
     assert failure_message(ConfigError("bad config")) == "bad config"
+    down = "Cannot use the database postgresql://ann:***@db/inv: connection refused"
+    assert failure_message(DatabaseUnavailableError(down)) == down
 
 
 def test_combined_phase_of_several_projects() -> None:

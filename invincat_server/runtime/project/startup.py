@@ -19,11 +19,13 @@ COULD_NOT_START = "Invincat could not start."
 
 
 def failure_message(exc: BaseException) -> str:
-    """What the user is told when opening failed with `exc`: a configuration problem in
-    its own words (they name what to set), anything else with its type."""
+    """What the user is told when opening failed with `exc`: a configuration problem or
+    an unreachable `database_url` database in its own words (they name what to set, or
+    the database redacted), anything else with its type."""
     from invincat_server.runtime.config import ConfigError
+    from invincat_server.runtime.database import DatabaseUnavailableError
 
-    if isinstance(exc, ConfigError):
+    if isinstance(exc, ConfigError | DatabaseUnavailableError):
         return str(exc)
     return f"Invincat could not start: {type(exc).__name__}: {exc}"
 
