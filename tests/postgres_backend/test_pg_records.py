@@ -87,6 +87,11 @@ async def test_nul_bytes_huge_titles_and_damaged_rows_cost_only_that_item(
         await records.record_memory_failure("t_nul", "reason\x00with nul")
         cursor = await records.memory_cursor("t_nul")
         assert cursor is not None and cursor.last_rejection == "reason\ufffdwith nul"
+        assert cursor.failures == 1
+        await records.advance_memory_cursor("t_nul", 4, "anchor")
+        cursor = await records.memory_cursor("t_nul")
+        assert cursor is not None and (cursor.position, cursor.anchor) == (4, "anchor")
+        assert cursor.last_rejection is None
 
         await records.add_approval("a_good", "t_nul", "b", {"type": "approval_requested"})
         await records.add_approval("a_bad", "t_nul", "b", {"type": "approval_requested"})

@@ -43,6 +43,16 @@ def _checkpoint_counts(url: str) -> dict[str, int]:
     return {thread: count for thread, count in rows}
 
 
+def _files_holding(secret: str, *folders: Path) -> list[Path]:
+    """Files under `folders` (homes, the warm server's log) whose bytes hold `secret`."""
+    return [
+        path
+        for folder in folders
+        for path in folder.rglob("*")
+        if path.is_file() and secret.encode() in path.read_bytes()
+    ]
+
+
 def _chat(env: dict[str, str], workspace: Path, prompt: str, *extra: str) -> dict[str, str]:
     result = run_invincat(["chat", prompt, "--yes", "--json", "--cwd", str(workspace), *extra], env)
     assert result.code == 0, result.stderr
@@ -162,7 +172,7 @@ def test_a_thread_started_on_one_machine_is_listed_and_resumed_on_another(
     [["threads", "list"], ["threads", "prune", "--older-than", "1", "--yes"], ["chat", "hi"]],
 )
 def test_a_wrong_password_is_one_line_without_the_password(
-    pg_env: dict[str, str], pg_url: str, workspace: Path, argv: list[str]
+    pg_env: dict[str, str], pg_url: str, workspace: Path, invincat_home: Path, argv: list[str]
 ) -> None:
     user_and_secret = pg_url.split("//", 1)[1].split("@", 1)[0]
     user, real = user_and_secret.split(":", 1)
@@ -177,6 +187,7 @@ def test_a_wrong_password_is_one_line_without_the_password(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("invincat: Cannot use the database postgresql://")
     assert f"{user}:***@" in lines[0]
+    assert _files_holding(secret, invincat_home) == []
 
 
 def test_a_database_that_is_down_is_a_clear_error(pg_env: dict[str, str], workspace: Path) -> None:
@@ -202,6 +213,7 @@ def test_a_chat_run_by_the_warm_server_uses_the_callers_database(
     pg_url: str,
     workspace: Path,
     invincat_home: Path,
+    warm_runtime_dir: Path,
 ) -> None:
     # The warm server's worker gets the caller's environment, INVINCAT_DATABASE_URL
     # included: the thread is in PostgreSQL, not in a threads.sqlite of the worker's.
@@ -220,5 +232,6 @@ def test_a_chat_run_by_the_warm_server_uses_the_callers_database(
     )
     assert failed.code == 1, (failed.stdout, failed.stderr)
     assert "WarmWr0ng" not in failed.stdout + failed.stderr
+    assert _files_holding("WarmWr0ng", invincat_home, warm_runtime_dir) == []
     assert "Traceback" not in failed.stderr
     assert f"Cannot use the database postgresql://{user}:***@" in failed.stderr

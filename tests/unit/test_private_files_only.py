@@ -34,7 +34,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "prepare_sqlite creates threads.sqlite 0600 first (SQLite gives -wal/-shm its mode); "
         "the others are read-only (mode=ro) or on the file Records.open prepared"
     ),
-    ("runtime/agent_stack.py", "sqlite connect"): "after private_files.prepare_sqlite",
+    ("runtime/thread_store.py", "sqlite connect"): "after private_files.prepare_sqlite",
     ("runtime/checkpoint_reader.py", "sqlite connect"): "read-only (mode=ro), creates nothing",
     ("runtime/policy/settings_watch.py", "mkdir"): (
         "restores the user's own settings file through their symlink, keeping its mode"
