@@ -235,3 +235,48 @@ def test_a_chat_run_by_the_warm_server_uses_the_callers_database(
     assert _files_holding("WarmWr0ng", invincat_home, warm_runtime_dir) == []
     assert "Traceback" not in failed.stderr
     assert f"Cannot use the database postgresql://{user}:***@" in failed.stderr
+
+
+def _call(name: str, **args: object) -> dict[str, object]:
+    return {"tool_calls": [{"name": name, "arguments": args}]}
+
+
+def test_a_plan_left_waiting_is_approved_on_another_machine_and_deleted_with_its_planner(
+    fake_openai: FakeOpenAIServer,
+    pg_env: dict[str, str],
+    pg_url: str,
+    workspace: Path,
+    tmp_path: Path,
+) -> None:
+    plan = [{"content": "Create hello.txt"}, {"content": "Report back"}]
+    done = [{**item, "status": "completed"} for item in plan]
+    fake_openai.add_steps(
+        [
+            _call("write_todos", todos=plan),
+            _call("approve_plan", todos=plan),
+            _call("write_file", path="hello.txt", content="hello\n"),
+            _call("write_todos", todos=done),
+            {"content": "Created hello.txt."},
+        ]
+    )
+    live = LiveInvincat(
+        ["chat", "--plan", "add a greeting", "--json", "--cwd", str(workspace)], pg_env
+    )
+    asked = live.wait_for("approval_requested", kind="plan")
+    live.kill()
+    thread = asked["thread_id"]
+    # The planner keeps its own checkpoint key, in the same database.
+    assert f"{thread}/planner" in _checkpoint_counts(pg_url)
+
+    elsewhere = _other_home(pg_env, tmp_path)
+    resumed = run_invincat(
+        ["chat", "--thread", thread, "--json", "--cwd", str(workspace)],
+        elsewhere,
+        input="y\ny\n",
+    )
+    assert resumed.code == 0, resumed.stderr
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+
+    deleted = run_invincat(["threads", "delete", thread, "--yes"], pg_env)
+    assert deleted.code == 0, deleted.stderr
+    assert _checkpoint_counts(pg_url) == {}
