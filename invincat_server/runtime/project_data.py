@@ -49,19 +49,25 @@ class ProjectData:
         found by background work (the Session's, once it opens)."""
         with self._memory_lock:  # first use may come from two worker threads at once
             if self._memory is None:
-                from invincat_server.runtime.memory.service import MemoryService
+                from invincat_server.runtime.memory.backend import open_service
 
-                self._memory = MemoryService(self.settings.home, self.root)
+                # The JSON store files, or PostgreSQL with `database_url` (backend.py).
+                self._memory = open_service(
+                    self.settings.home, self.root, self.settings.database_url
+                )
             if notify is not None:
                 self._memory.set_notify(notify)
             return self._memory
 
     def memory_reader(self) -> MemoryReader | None:
         """The quick read path over the stores (runtime/memory/reader.py: no pydantic),
-        or None while the MemoryService reports a store problem: its views list those."""
+        or None while the MemoryService reports a store problem (its views list those)
+        or memory is in the database."""
         service = self._memory
         if os.environ.get(FULL_READ_ENV) == "1" or (service is not None and service.problems()):
             return None
+        if self.settings.database_url is not None:
+            return None  # the quick reader reads files; the database's rows are the service's
         if self._reader is None:
             self._reader = MemoryReader(self.settings.home, self.root)
         return self._reader

@@ -33,9 +33,10 @@ __all__ = [
 ]
 
 KEEP_ENV_VARIABLE = "INVINCAT_SHELL_KEEP_ENV"
-OWN_CREDENTIALS = frozenset({"OPENAI_API_KEY", "INVINCAT_LSP_TOKEN"})
-"""Read by Invincat as credentials (runtime/config.py, the language server's --tcp token):
-never handed to a command, whatever keep_env says."""
+OWN_CREDENTIALS = frozenset({"OPENAI_API_KEY", "INVINCAT_LSP_TOKEN", "INVINCAT_DATABASE_URL"})
+"""Read by Invincat as credentials (runtime/config.py, the language server's --tcp token,
+the memory database's URL, which may carry its password and would let a command change
+memory behind governance): never handed to a command, whatever keep_env says."""
 SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 MAX_NAME = 256  # longer is no variable anyone exports on purpose
 MAX_NAMES = 256

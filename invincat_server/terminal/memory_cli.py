@@ -106,8 +106,10 @@ def add_memory_parser(subparsers: Any) -> None:
     revert.add_argument("--json", action="store_true", help="print the batch report")
 
     from invincat_server.terminal.memory_share_cli import add_share_parsers
+    from invincat_server.terminal.memory_transfer_cli import add_transfer_parsers
 
     add_share_parsers(sub, common)
+    add_transfer_parsers(sub, common)
 
 
 def _fail(message: str) -> int:
@@ -132,6 +134,10 @@ def run_memory_command(settings: Settings, args: argparse.Namespace) -> int:
     project = Project(settings, project_root(cwd))
     # `list` shows the instruction files read from the root down to this folder.
     args.instructions = lambda scope: project.memory_views.instructions_view(scope, cwd)
+    if args.memory_command in ("import", "export"):
+        from invincat_server.terminal.memory_transfer_cli import run_transfer
+
+        return run_transfer(project, args)
     if args.memory_command in _READS:
         code = _quick_read(project, args)
         if code is not None:

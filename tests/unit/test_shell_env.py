@@ -21,6 +21,7 @@ from invincat_server.runtime.shell_env import (
     [
         "OPENAI_API_KEY",
         "INVINCAT_LSP_TOKEN",
+        "INVINCAT_DATABASE_URL",
         "GITHUB_TOKEN",
         "AWS_SECRET_ACCESS_KEY",
         "db_password",
@@ -43,7 +44,10 @@ def test_ordinary_names_pass(name: str) -> None:
 
 def test_kept_names_pass_but_never_invincats_own_credentials() -> None:
     env = {"GITHUB_TOKEN": "g", "OPENAI_API_KEY": "k", "INVINCAT_LSP_TOKEN": "t", "X_KEY": "x"}
-    kept = command_environment(env, ["GITHUB_TOKEN", "OPENAI_API_KEY", "INVINCAT_LSP_TOKEN"])
+    env["INVINCAT_DATABASE_URL"] = "postgresql://u:pw@db/x"
+    kept = command_environment(
+        env, ["GITHUB_TOKEN", "OPENAI_API_KEY", "INVINCAT_LSP_TOKEN", "INVINCAT_DATABASE_URL"]
+    )
     assert kept == {"GITHUB_TOKEN": "g"}
 
 

@@ -50,6 +50,11 @@ class LockTimeoutError(MemoryStoreError):
     """Another process held the store lock for too long."""
 
 
+class ReadOnlyMemoryError(MemoryStoreError):
+    """This user or database role may read but not change the scope's memory
+    (runtime/memory/pg_writer.py): refused before anything is applied."""
+
+
 class UnknownEntryError(MemoryStoreError):
     """No entry (and no journal history) for this id."""
 

@@ -75,7 +75,8 @@ def stat_key(path: Path) -> StatKey:
 
 
 class InjectionRenderer:
-    """Renders the memory block, re-reading a store only when its file changed.
+    """Renders the memory block, re-reading a store only when it changed (`key`: the
+    store file's stat, or the database row's hash; StoreWriter.change_key).
 
     `reads` counts store reads per scope so tests (and curious people) can see that an
     unchanged store costs a `stat` and nothing more.
@@ -83,16 +84,16 @@ class InjectionRenderer:
 
     def __init__(
         self,
-        paths: dict[Scope, Path],
+        key: Callable[[Scope], object],
         read: Callable[[Scope], list[Entry]],
         limits: MemoryLimits,
         check: Callable[[Entry], EntryCheck | None] | None = None,
     ) -> None:
-        self._paths = paths
+        self._key = key
         self._read = read
         self._limits = limits
         self._check = check
-        self._entries: dict[Scope, tuple[StatKey, list[Entry]]] = {}
+        self._entries: dict[Scope, tuple[object, list[Entry]]] = {}
         self._cache: dict[Scope, tuple[object, list[str]]] = {}
         self._lock = threading.Lock()
         self.reads: Counter[str] = Counter()
@@ -100,7 +101,7 @@ class InjectionRenderer:
     def _scope_lines(self, scope: Scope) -> list[str]:
         # stat before reading: if the file changes in between, the next call sees a new
         # key and reads again; the other order could cache old content under a new key.
-        key = stat_key(self._paths[scope])
+        key = self._key(scope)
         known = self._entries.get(scope)
         if known is None or known[0] != key:
             eligible = [e for e in self._read(scope) if e.injectable] if key is not None else []

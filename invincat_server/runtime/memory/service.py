@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from invincat_server.runtime.memory import journal
-from invincat_server.runtime.memory import store as store_mod
 from invincat_server.runtime.memory.attribution import Attributor
 from invincat_server.runtime.memory.changeset import (
     BatchContext,
@@ -25,6 +23,7 @@ from invincat_server.runtime.memory.errors import (
     InvalidEntriesError,
     MemoryStoreError,
     MergeConflictError,
+    ReadOnlyMemoryError,
     StoreUnavailableError,
     UnknownBatchError,
     UnknownEntryError,
@@ -46,11 +45,10 @@ from invincat_server.runtime.memory.scan import (
     invalid_entries_message,
     scan_store,
 )
-from invincat_server.runtime.memory.staleness import EntryCheck, StalenessChecker, stat_key
+from invincat_server.runtime.memory.staleness import EntryCheck, StalenessChecker
 from invincat_server.runtime.memory.store import (
     CorruptStoreError,
     StoreState,
-    read_bytes,
     salvage_entries,
     sha256_hex,
 )
@@ -58,6 +56,8 @@ from invincat_server.runtime.memory.tamper import Fingerprint, TamperReport, Tam
 from invincat_server.runtime.memory.writer import StoreWriter
 
 Build = Callable[[StoreState, BatchContext], Outcome]
+WriterFactory = Callable[..., StoreWriter]
+"""Makes the write seam from the scopes' files and `lock_timeout=`."""
 
 
 def _check_scope(scope: str) -> Scope:
@@ -76,23 +76,26 @@ class MemoryService:
         *,
         limits: MemoryLimits | None = None,
         notify: Callable[[str], None] | None = None,
+        writer: WriterFactory | None = None,
     ) -> None:
         """`notify` tells the user about a problem found by background work (injection,
-        cleanup) that has no command to fail: called once per distinct message."""
+        cleanup) that has no command to fail: called once per distinct message.
+        `writer` makes the write seam (None: the JSON store files; backend.py chooses)."""
         self.home = Path(home)
         self.project_root = Path(project_root)
         self.limits = limits if limits is not None else load_limits(self.home)
         self.files = store_files(self.home, self.project_root)
         # Every store write and journal append goes through this seam (the tamper watch's
         # too): runtime/memory/writer.py.
-        self.writer = StoreWriter(self.files, lock_timeout=self.limits.lock_timeout)
+        make = writer if writer is not None else StoreWriter
+        self.writer = make(self.files, lock_timeout=self.limits.lock_timeout)
         self._problems: dict[Scope, str] = {}
         self._invalid: dict[Scope, list[BadEntry]] = {}
         self._notify = notify
         self._told: set[str] = set()
         self._cited: tuple[object, list[Entry]] | None = None
         self.renderer = InjectionRenderer(
-            {s: f.store for s, f in self.files.items()},
+            self.writer.change_key,
             self._injectable_entries,
             self.limits,
             check=self.check_entry,
@@ -130,7 +133,7 @@ class MemoryService:
         entry by entry (scan.py) and never backed up, reset or repaired here; that is a
         write's decision (`_load_locked`)."""
         store = self.writer.stores[scope]
-        data = read_bytes(store.files.store, root=store.files.root)
+        data = self.writer.read(scope)
         self._invalid.pop(scope, None)
         try:
             state = store.parse(data)
@@ -185,9 +188,8 @@ class MemoryService:
         command that would not have read the conflicted file.
         """
         for name in SCOPES if scope is None else (_check_scope(scope),):
-            files = self.files[name]
-            journal.check_resolved(files.journal, root=files.root)
-            data = read_bytes(files.store, root=files.root)
+            self.writer.check_journal(name)
+            data = self.writer.read(name)
             if data is None:
                 continue
             try:
@@ -203,21 +205,13 @@ class MemoryService:
         if scope is None:
             raise UnknownEntryError(f"{entry_id!r} is not a memory id ({ID_FORMS}).")
         entry = next((e for e in self._read_entries(scope) if e.id == entry_id), None)
-        history = [
-            r
-            for r in journal.read_all(self.files[scope].journal, root=self.files[scope].root)
-            if r.touches(entry_id)
-        ]
+        history = [r for r in self.writer.records(scope) if r.touches(entry_id)]
         return entry, history
 
     def log(self, scope: str | None = None, limit: int | None = None) -> list[JournalRecord]:
         """Journal records, newest first."""
         scopes = SCOPES if scope is None else (_check_scope(scope),)
-        records = [
-            r
-            for s in scopes
-            for r in journal.read_all(self.files[s].journal, root=self.files[s].root)
-        ]
+        records = [r for s in scopes for r in self.writer.records(s)]
         records.sort(key=lambda r: r.time, reverse=True)
         return records if limit is None else records[:limit]
 
@@ -243,7 +237,7 @@ class MemoryService:
     def _active_cited(self) -> list[Entry]:
         """Active project entries with citations; the store is re-read only when its file
         changed, so the check after every turn costs a stat per cited file."""
-        key = stat_key(self.files["project"].store)
+        key = self.writer.change_key("project")
         if self._cited is None or self._cited[0] != key:
             entries = self._read_entries("project") if key is not None else []
             self._cited = (key, [e for e in entries if e.status == "active" and e.citations])
@@ -369,25 +363,25 @@ class MemoryService:
         """The batch whose revert of `batch_id` still stands (None: not reverted, or that
         revert was reverted in turn). UnknownBatchError for an id not in any journal."""
         record = self._find_batch(batch_id)
-        records = journal.read_all(
-            self.files[record.scope].journal, root=self.files[record.scope].root
-        )
+        records = self.writer.records(record.scope)
         return reverted_by(records, batch_id)
 
     def cleanup(self) -> list[BatchReport]:
         """Delete active entries marked invalid, in every scope (one batch per scope)."""
         reports = []
         for scope in SCOPES:
-            store = self.writer.stores[scope]
-            if not store.files.store.exists():
+            if not self.writer.exists(scope):
                 continue
             try:
-                with store.locked():
+                self.writer.check_may_write(scope, self.attributor.current(with_branch=False))
+                with self.writer.locked(scope):
                     state, _ = self._load_locked(scope)
                     record = self._cleanup_locked(scope, state)
             except (MergeConflictError, InvalidEntriesError) as exc:  # waits for the person
                 self._tell_once(scope, exc)
                 continue
+            except ReadOnlyMemoryError:
+                continue  # a reader's housekeeping is a writer's to do
             if record is not None:
                 reports.append(record.report())
         return reports
@@ -395,7 +389,7 @@ class MemoryService:
     def _find_batch(self, batch_id: str) -> JournalRecord:
         """The batch's record, merged with the cleanup batch that followed it, if any."""
         for scope in SCOPES:
-            records = journal.read_all(self.files[scope].journal, root=self.files[scope].root)
+            records = self.writer.records(scope)
             for record in records:
                 if record.batch_id == batch_id:
                     followers = [r for r in records if r.follows == batch_id]
@@ -414,10 +408,10 @@ class MemoryService:
         anchor: str | None = None,
         reverts: str | None = None,
     ) -> BatchReport:
-        store = self.writer.stores[scope]
         # Before the lock: it may run `git config` once (attribution.py).
         who = self.attributor.current(with_branch=scope == "project")
-        with store.locked():
+        self.writer.check_may_write(scope, who)
+        with self.writer.locked(scope):
             state, _ = self._load_locked(scope)
             ctx = BatchContext(
                 new_batch_id(),
@@ -462,8 +456,8 @@ class MemoryService:
         store = self.writer.stores[scope]
         try:
             # A conflicted journal or store is left for a person: no recovery, no append.
-            journal.check_resolved(store.files.journal, root=store.files.root)
-            data = read_bytes(store.files.store, root=store.files.root)
+            self.writer.check_journal(scope)
+            data = self.writer.read(scope)
             state = store.parse(data)
         except MergeConflictError as exc:
             self._problems[scope] = str(exc)
@@ -495,9 +489,9 @@ class MemoryService:
     ) -> tuple[StoreState, list[JournalRecord]]:
         """Back up the exact bytes first; only then start a fresh store."""
         files = self.files[scope]
-        backup = files.backup("corrupt")
+        backup = self.writer.backup_target(scope, "corrupt")
         try:
-            store_mod.write_backup(backup, data, root=files.root)
+            self.writer.save_backup(scope, backup, data)
         except OSError as exc:
             message = (
                 f"Memory store {files.store} {problem}, and saving a copy to {backup} failed "
@@ -511,8 +505,8 @@ class MemoryService:
         ctx = BatchContext(new_batch_id(), scope, "recovery", now_iso())
         outcome = Outcome(
             state=fresh,
-            applied=[AppliedOp.of(op="recover", backup=str(backup))],
-            reason=f"store {problem}; its exact bytes were saved to {backup.name} and a "
+            applied=[AppliedOp.of(op="recover", backup=backup)],
+            reason=f"store {problem}; its exact bytes were saved to {Path(backup).name} and a "
             "fresh store was started",
         )
         record = self.writer.commit(ctx, outcome, [], hash_before=sha256_hex(data), write=True)
@@ -520,7 +514,7 @@ class MemoryService:
 
     def _accept_external_locked(self, scope: Scope, state: StoreState) -> JournalRecord | None:
         """Journal (actor `external`) a store that differs from the journal's last state."""
-        last = journal.last_record(self.files[scope].journal)
+        last = self.writer.last_record(scope)
         last_hash = last.hash_after if last else None
         if state.hash == last_hash:
             self.writer.remember(scope, state)
@@ -540,11 +534,16 @@ class MemoryService:
 
     # -- tamper protection ------------------------------------------------------
     def fingerprint(self) -> Fingerprint:
-        """Snapshot of both stores and journals, taken before a tool runs."""
+        """Snapshot of both stores and journals, taken before a tool runs (nothing to take
+        when they live in a database, which no tool reaches through the file system)."""
+        if not self.writer.files_backed:
+            return Fingerprint({}, {})
         return self._watch.fingerprint()
 
     def restore_if_tampered(self, before: Fingerprint) -> TamperReport | None:
         """After a tool ran: undo and quarantine store changes that bypassed governance."""
+        if not self.writer.files_backed:
+            return None
         return self._watch.restore_if_tampered(before)
 
     # Last in the class body, so `list[...]` annotations above still mean the builtin.

@@ -314,9 +314,21 @@ class Store:
         self._cache = state.copy()
         return state
 
+    def encode(self, state: StoreState) -> bytes:
+        """`state` in the store's one layout, reusing the lines of unchanged entries."""
+        return dump_state(state, self._lines)
+
+    def wrote(self, state: StoreState, data: bytes) -> str:
+        """`data` (from `encode`) is now the store: `state` takes its hash and order, as
+        a fresh read would give them, and becomes the parse cache. Returns the hash."""
+        state.hash = sha256_hex(data)
+        state.entries = in_store_order(state.entries)
+        self._cache = state.copy()
+        return state.hash
+
     def write_locked(self, state: StoreState) -> str:
         """Write `state` durably (caller holds the lock); returns the new hash."""
-        data = dump_state(state, self._lines)
+        data = self.encode(state)
         self._remove_stale_temps()
         try:
             atomic_write(self.files.store, data, root=self.files.root)
@@ -325,10 +337,7 @@ class Store:
                 f"Cannot write {self.files.store}: {exc.strerror or exc}. "
                 "Check permissions and free space; the store is unchanged."
             ) from exc
-        state.hash = sha256_hex(data)
-        state.entries = in_store_order(state.entries)  # as a fresh read of the file lists them
-        self._cache = state.copy()
-        return state.hash
+        return self.wrote(state, data)
 
     def _remove_stale_temps(self) -> None:
         # Under the lock, any temp file of ours belongs to a writer that died mid-write.

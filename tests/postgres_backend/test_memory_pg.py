@@ -1,0 +1,326 @@
+"""Governed memory on the real PostgreSQL server: the same pipeline behind the row-locked
+seam, shared by repository, refused to read-only roles, notified, and transferred."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from invincat_server.runtime.memory import journal
+from invincat_server.runtime.memory.backend import open_service
+from invincat_server.runtime.memory.errors import ReadOnlyMemoryError, StoreUnavailableError
+from invincat_server.runtime.memory.pg_changes import ChangeNotice, watch_changes
+from invincat_server.runtime.memory.pg_writer import PgStoreWriter
+from invincat_server.runtime.memory.service import MemoryService
+from invincat_server.runtime.memory.store import sha256_hex
+from invincat_server.runtime.memory.transfer import TransferError, transfer
+from tests.deadlines import DEADLINE, eventually
+
+psycopg = pytest.importorskip("psycopg")
+
+WORKER = Path(__file__).with_name("memory_worker.py")
+
+
+def create(content: str, scope: str = "project") -> dict[str, object]:
+    return {"op": "create", "scope": scope, "section": "Facts", "content": content}
+
+
+def git_checkout(path: Path, origin: str) -> Path:
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run(["git", "-C", str(path), "remote", "add", "origin", origin], check=True)
+    return path
+
+
+def service_at(pg_url: str, home: Path, root: Path) -> MemoryService:
+    home.mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
+    return open_service(home, root, pg_url)
+
+
+def created_ids(records: list[journal.JournalRecord]) -> list[str]:
+    return [op.id for r in records for op in r.applied if op.op == "create" and op.id]
+
+
+def assert_consistent(service: MemoryService) -> None:
+    """Journal and state agree: the last record's hash is the row's, and the entries are
+    exactly those the journal created."""
+    writer = service.writer
+    data = writer.read("project")
+    assert data is not None
+    records = writer.records("project")
+    assert records[-1].hash_after == sha256_hex(data)
+    state = writer.parse("project", data)
+    made = created_ids(records)
+    assert len(made) == len(set(made)), "an id was made twice"
+    assert set(state.entries) == set(made)
+
+
+def test_governed_writes_reads_and_revert_on_the_database(pg_url: str, tmp_path: Path) -> None:
+    service = service_at(pg_url, tmp_path / "home", tmp_path / "proj")
+    assert isinstance(service.writer, PgStoreWriter)
+    report = service.apply("project", [create("Run the tests with ./scripts/test")])
+    (made,) = [op.id for op in report.applied if op.op == "create"]
+    dupe = service.apply("project", [create("run the tests with ./scripts/test!")])
+    assert [op.op for op in dupe.applied] == ["noop"]  # de-duplication, same code
+    secret = "ghp_" + "a1B2" * 9
+    service.apply("project", [create(f"The deploy token={secret} is used by CI")])
+    rows = psycopg.connect(pg_url).execute("SELECT doc FROM invincat_memory_stores").fetchall()
+    journal_rows = psycopg.connect(pg_url).execute("SELECT record FROM invincat_memory_journal")
+    assert secret not in repr(rows) + repr(journal_rows.fetchall())  # redaction, same code
+    service.delete(service.list("project")[-1].id, "not durable")
+    assert [e.id for e in service.list("project")] == [made]
+    assert not (tmp_path / "proj" / ".invincat").exists()  # nothing in the files
+    service.revert(report.batch_id)
+    assert service.list("project") == []
+    assert [r.actor for r in service.log("project")][:2] == ["user", "user"]
+    assert_consistent_or_empty(service)
+
+
+def assert_consistent_or_empty(service: MemoryService) -> None:
+    data = service.writer.read("project")
+    assert data is not None
+    assert service.writer.records("project")[-1].hash_after == sha256_hex(data)
+
+
+def test_two_checkouts_of_one_repository_share_project_memory(pg_url: str, tmp_path: Path) -> None:
+    one = git_checkout(tmp_path / "a" / "widgets", "git@github.com:acme/widgets.git")
+    two = git_checkout(tmp_path / "b" / "w2", "https://someone:tok3n@github.com/acme/widgets/")
+    other = git_checkout(tmp_path / "c" / "other", "https://github.com/acme/other")
+    first = service_at(pg_url, tmp_path / "home1", one)
+    second = service_at(pg_url, tmp_path / "home2", two)
+    third = service_at(pg_url, tmp_path / "home3", other)
+    first.apply("project", [create("Machine one says lint with ruff")])
+    second.apply("project", [create("Machine two says format with black never")])
+    seen = {e.content for e in first.list("project")}
+    assert seen == {e.content for e in second.list("project")}
+    assert len(seen) == 2
+    assert third.list("project") == []
+    assert isinstance(first.writer, PgStoreWriter)
+    assert first.writer.namespaces["project"] == "project:github.com/acme/widgets"
+    rows = psycopg.connect(pg_url).execute("SELECT namespace FROM invincat_memory_stores")
+    assert "tok3n" not in json.dumps([r[0] for r in rows.fetchall()])
+    assert_consistent(first)
+
+
+def test_concurrent_processes_and_one_killed_mid_batch_lose_nothing(
+    pg_url: str, tmp_path: Path
+) -> None:
+    home, root = tmp_path / "home", tmp_path / "proj"
+    service = service_at(pg_url, home, root)  # creates the tables once
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+
+    def start(tag: str, count: int) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, str(WORKER), pg_url, str(home), str(root), tag, str(count)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    workers = [start(tag, 25) for tag in ("a", "b", "c", "d")]
+    victim = start("v", 1000)
+    acked: list[str] = []
+    assert victim.stdout is not None
+    for line in victim.stdout:  # kill it once it is well into its batches
+        if line.startswith("ack "):
+            acked.append(line.split()[1])
+            if len(acked) == 5:
+                break
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(DEADLINE)
+    for proc in workers:
+        out, err = proc.communicate(timeout=DEADLINE * 4)
+        assert proc.returncode == 0, err
+        ids = [line.split()[1] for line in out.splitlines() if line.startswith("ack ")]
+        assert len(ids) == 25, out + err
+        acked.extend(ids)
+    present = {e.id for e in service.list("project")}
+    assert set(acked) <= present
+    assert len(acked) == len(set(acked))
+    assert len(present) >= 105
+    assert_consistent(service)
+
+
+def test_a_read_only_role_is_refused_and_nothing_is_half_applied(
+    pg_url: str, tmp_path: Path
+) -> None:
+    writer = service_at(pg_url, tmp_path / "home", tmp_path / "proj")
+    writer.apply("project", [create("Deploys go through the release branch")])
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE ROLE memory_reader LOGIN PASSWORD 'r3ad0nly'")
+        database = conn.execute("SELECT current_database()").fetchone()[0]
+        conn.execute(f'GRANT CONNECT ON DATABASE "{database}" TO memory_reader')
+        conn.execute("GRANT USAGE ON SCHEMA public TO memory_reader")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO memory_reader")
+    parts = pg_url.split("//", 1)[1].split("@", 1)
+    ro_url = pg_url.replace(parts[0], "memory_reader:r3ad0nly")
+    try:
+        reader = service_at(ro_url, tmp_path / "home", tmp_path / "proj")
+        assert [e.content for e in reader.list("project")] == [
+            "Deploys go through the release branch"
+        ]
+        before = (writer.writer.read("project"), len(writer.writer.records("project")))
+        with pytest.raises(ReadOnlyMemoryError) as err:
+            reader.apply("project", [create("A reader tries to add this")])
+        assert "read-only: not allowed to write project memory" in str(err.value)
+        assert "r3ad0nly" not in str(err.value)
+        assert reader.cleanup() == []  # housekeeping does not fail for a reader
+        assert (writer.writer.read("project"), len(writer.writer.records("project"))) == before
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("DROP OWNED BY memory_reader")
+            conn.execute("DROP ROLE memory_reader")
+
+
+def test_writers_allow_list_refuses_other_authors(pg_url: str, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[memory]\nwriters = ["Somebody Else"]\n')
+    service = service_at(pg_url, home, tmp_path / "proj")
+    with pytest.raises(ReadOnlyMemoryError, match="not listed in \\[memory\\] writers"):
+        service.apply("project", [create("Not allowed to land here")])
+    assert service.writer.read("project") is None
+    service.apply("user", [create("User memory is mine to write", "user")])  # only project
+
+
+def test_bad_credentials_are_a_clear_error_without_the_password(
+    pg_url: str, tmp_path: Path
+) -> None:
+    user_and_secret = pg_url.split("//", 1)[1].split("@", 1)[0]
+    wrong = pg_url.replace(user_and_secret, user_and_secret.split(":")[0] + ":Wr0ngPassw0rd")
+    with pytest.raises(StoreUnavailableError) as err:
+        service_at(wrong, tmp_path / "home", tmp_path / "proj")
+    assert "Wr0ngPassw0rd" not in str(err.value)
+    assert "Cannot use the database postgresql://" in str(err.value)
+
+
+def test_a_write_from_another_process_is_notified(pg_url: str, tmp_path: Path) -> None:
+    home, root = tmp_path / "home", tmp_path / "proj"
+    service = service_at(pg_url, home, root)
+    heard: list[ChangeNotice] = []
+    got = threading.Event()
+
+    def hear(notice: ChangeNotice) -> None:
+        heard.append(notice)
+        got.set()
+
+    watcher = watch_changes(pg_url, hear)
+    try:
+        assert watcher.listening.wait(DEADLINE)
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+        done = subprocess.run(
+            [sys.executable, str(WORKER), pg_url, str(home), str(root), "n", "1"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=DEADLINE,
+        )
+        assert done.returncode == 0, done.stderr
+        assert got.wait(DEADLINE)
+    finally:
+        watcher.stop()
+    assert isinstance(service.writer, PgStoreWriter)
+    assert heard[0].namespace == service.writer.namespaces["project"]
+    assert heard[0].batch_id == service.log("project")[0].batch_id
+
+
+def test_export_then_import_round_trip_is_lossless(pg_url: str, tmp_path: Path) -> None:
+    # Memory made in the JSON files first (the embedded default) ...
+    home, root = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    root.mkdir()
+    files = MemoryService(home, root)
+    report = files.apply("project", [create("Build with make all"), create("Ship on fridays")])
+    files.archive(report.applied[0].id or "", "old habit")
+    store = files.files["project"].store
+    original, original_journal = store.read_bytes(), files.log("project")
+    # ... imported into the database, exported into a fresh checkout's files.
+    db = open_service(home, root, pg_url)
+    (imported,) = transfer(db, "import", "project")
+    assert imported.entries == 2 and imported.records == len(original_journal)
+    assert db.writer.read("project") == original
+    assert [e.model_dump() for e in db.list("project", include_archived=True)] == [
+        e.model_dump() for e in files.list("project", include_archived=True)
+    ]
+    with pytest.raises(TransferError, match="already holds project memory"):
+        transfer(db, "import", "project")
+    store.rename(store.with_name("moved.json"))
+    files.files["project"].journal.rename(store.with_name("moved.jsonl"))
+    (exported,) = transfer(db, "export", "project")
+    assert exported.entries == 2
+    assert store.read_bytes() == original
+    back = MemoryService(home, root).log("project")
+    assert [r.actor for r in back[:2]] == ["export", "import"]
+    assert [r.model_dump() for r in back[2:]] == [r.model_dump() for r in original_journal]
+    again = MemoryService(home, root)
+    again.apply("project", [create("A later write sees no external change")])
+    assert "external" not in [r.actor for r in again.log("project")]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"\x00\x00not json",
+        b'{"version": 2, "scope": "project", "items": [{"id": 5}]}',
+        b'{"version": 2, "scope": "project", "items": "nope"}',
+        b'{"version": 2, "scope": "project", "items": []' + b" " * 10,
+    ],
+)
+def test_import_refuses_a_damaged_store_and_writes_nothing(
+    pg_url: str, tmp_path: Path, damage: bytes
+) -> None:
+    home, root = tmp_path / "home", tmp_path / "proj"
+    (root / ".invincat").mkdir(parents=True)
+    home.mkdir()
+    (root / ".invincat" / "memory_project.json").write_bytes(damage)
+    db = open_service(home, root, pg_url)
+    with pytest.raises(TransferError):
+        transfer(db, "import", "project")
+    assert isinstance(db.writer, PgStoreWriter)
+    assert db.writer.is_empty("project")
+    assert (root / ".invincat" / "memory_project.json").read_bytes() == damage
+
+
+def test_import_refuses_a_damaged_journal_line(pg_url: str, tmp_path: Path) -> None:
+    home, root = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    root.mkdir()
+    MemoryService(home, root).apply("project", [create("Kept only if the journal is whole")])
+    path = root / ".invincat" / "memory_project.journal.jsonl"
+    path.write_bytes(path.read_bytes() + b'{"batch_id": 7, "nul": "\x00"}\n')
+    db = open_service(home, root, pg_url)
+    with pytest.raises(TransferError, match="line 2 of"):
+        transfer(db, "import", "project")
+    assert isinstance(db.writer, PgStoreWriter)
+    assert db.writer.is_empty("project")
+
+
+def test_the_cli_imports_and_refuses_without_a_database(tmp_path: Path, pg_url: str) -> None:
+    home, root = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    root.mkdir()
+    MemoryService(home, root).apply("user", [create("Prefers short answers", "user")])
+    env = {**os.environ, "INVINCAT_HOME": str(home)}
+    env.pop("INVINCAT_DATABASE_URL", None)
+    invincat = str(Path(sys.executable).with_name("invincat"))
+    argv = [invincat, "memory", "--cwd", str(root), "import"]
+    plain = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=DEADLINE)
+    assert plain.returncode == 3 and "needs the database" in plain.stderr
+    env["INVINCAT_DATABASE_URL"] = pg_url
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=DEADLINE)
+    assert done.returncode == 0, done.stderr
+    assert "imported user memory: 1 entries" in done.stdout
+    listed = subprocess.run(
+        [*argv[:-1], "list", "--json"], capture_output=True, text=True, env=env, timeout=DEADLINE
+    )
+    assert "Prefers short answers" in listed.stdout, listed.stderr
+    assert eventually(lambda: True)
