@@ -67,8 +67,12 @@ class MemorySync:
         return service
 
     def start(self, service: MemoryService, root: Path) -> None:
-        """Begin watching the store files of `service`, the project at `root`'s."""
+        """Begin watching the stores of `service`, the project at `root`'s: their files,
+        and the memory database's commits when memory lives there."""
         self.watch(service.files.values(), root)
+        feed = service.writer.change_feed()
+        if feed is not None and not self._closed:
+            self.feed.follow_database(*feed, root)
 
     def watch(self, stores: Iterable[StoreFiles], root: Path) -> None:
         """Begin watching these store files of the project at `root` (the quick memory

@@ -3,9 +3,11 @@
 
 A watcher is a daemon thread with its own connection in `LISTEN`; it calls back in that
 thread, so a caller on an event loop hands the notice over (`call_soon_threadsafe`, as
-runtime/project/store_watch.py does). Notifications are delivered only while listening:
-a watcher that reconnects after losing its connection announces one change with
-`batch_id` None, since it cannot know what it missed.
+runtime/project/store_watch.py does). Notifications are delivered only while listening,
+so each time `LISTEN` takes effect (the first time, and after a lost connection) the
+watcher announces a change of each scope with `batch_id` None and namespace "": what
+was committed before it listened (after the caller's first read) would otherwise be
+missed for good.
 """
 
 from __future__ import annotations
@@ -71,7 +73,6 @@ class ChangeWatcher:
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        first = True
         while not self._stopped.is_set():
             try:
                 conn = connect(self._url)
@@ -80,19 +81,17 @@ class ChangeWatcher:
                 self._stopped.wait(RETRY_SECONDS)
                 continue
             try:
-                self._listen(conn, missed=not first)
+                self._listen(conn)
             except Exception as exc:  # a lost connection: listen again
                 log.warning("memory change watch lost its connection (%s)", type(exc).__name__)
             finally:
-                first = False
                 conn.close()
 
-    def _listen(self, conn: Any, *, missed: bool) -> None:
+    def _listen(self, conn: Any) -> None:
         conn.execute(f"LISTEN {CHANNEL}")
         self.listening.set()
-        if missed:
-            self._deliver(ChangeNotice("", "project", None))
-            self._deliver(ChangeNotice("", "user", None))
+        self._deliver(ChangeNotice("", "project", None))  # maybe missed: see above
+        self._deliver(ChangeNotice("", "user", None))
         while not self._stopped.is_set():
             for notify in conn.notifies(timeout=1.0):
                 notice = decode_notice(notify.payload)

@@ -198,6 +198,9 @@ class PgStoreWriter(StoreWriter):
         ).fetchone()
         return row is not None
 
+    def change_feed(self) -> tuple[str, dict[Scope, str]] | None:
+        return self.url, dict(self.namespaces)
+
     def check_may_write(self, scope: Scope, who: Attribution) -> None:
         if scope != "project" or self.writers is None:
             return

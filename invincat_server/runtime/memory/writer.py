@@ -83,6 +83,11 @@ class StoreWriter:
         not be kept (then nothing may replace the store)."""
         store_mod.write_backup(Path(target), data, root=self.stores[scope].files.root)
 
+    def change_feed(self) -> tuple[str, dict[Scope, str]] | None:
+        """(database URL, namespace per scope) when commits are announced by the database
+        (pg_changes.py); None for files, whose changes the store watch polls."""
+        return None
+
     def check_may_write(self, scope: Scope, who: Attribution) -> None:
         """Refuse (MemoryStoreError) a batch its author may not make: files are guarded by
         their permissions, so nothing more here; pg_writer.py checks `[memory] writers`."""

@@ -16,6 +16,11 @@ Three sources of change, one event each:
   second. A cheap poll needs no dependency and works on every platform and filesystem;
   inotify would save four `stat` calls a second.
 
+With memory in PostgreSQL (`database_url`) the files are not where changes land: the
+database announces each commit (runtime/memory/pg_changes.py, `LISTEN`), and
+`follow_database` turns those notices, from any process on any machine, into the same
+`StoreChange`s.
+
 Every governed change appends one journal line per batch, so a batch id names a change;
 ids already announced are not announced again, which keeps the poll and `changed()` from
 double-reporting a change both saw. A store that changed with no new journal line (edited
@@ -31,7 +36,7 @@ import contextlib
 import logging
 import os
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,7 +45,9 @@ from invincat_server.runtime.project.listeners import Listeners
 
 if TYPE_CHECKING:
     from invincat_server.runtime.memory import JournalRecord
+    from invincat_server.runtime.memory.models import Scope
     from invincat_server.runtime.memory.paths import StoreFiles
+    from invincat_server.runtime.memory.pg_changes import ChangeNotice, ChangeWatcher
 
 log = logging.getLogger("invincat.memory.watch")
 
@@ -140,6 +147,11 @@ class StoreWatch:
         """By store file: the user store once, each open project's store."""
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._listeners: dict[str, ChangeWatcher] = {}
+        """One LISTEN connection per database URL."""
+        self._namespaces: dict[str, tuple[str, Path | None]] = {}
+        """Database namespace -> (scope, project root or None for the user's)."""
+        self._seen_db: deque[str] = deque(maxlen=_SEEN_PER_SCOPE * 2)
 
     # watching -------------------------------------------------------------------------
     def watch(self, stores: Iterable[StoreFiles], root: Path) -> None:
@@ -165,9 +177,54 @@ class StoreWatch:
         for store, watched in list(self._watched.items()):
             if watched.root == root:
                 del self._watched[store]
+        for namespace, (_scope, where) in list(self._namespaces.items()):
+            if where == root:
+                del self._namespaces[namespace]
+
+    def follow_database(
+        self, url: str, namespaces: Mapping[Scope, str], root: Path
+    ) -> ChangeWatcher | None:
+        """Announce the commits to these namespaces (scope -> namespace) of the memory
+        database at `url`, the project at `root`'s, whoever makes them. Call on the loop.
+        Returns the database's watcher (None once closed); `listening` is set once it
+        hears."""
+        if self._closed:
+            return None
+        for scope, namespace in namespaces.items():
+            self._namespaces[namespace] = (scope, None if scope == "user" else root)
+        if url not in self._listeners:
+            from invincat_server.runtime.memory.pg_changes import watch_changes
+
+            loop = asyncio.get_running_loop()
+
+            def hand_over(notice: ChangeNotice) -> None:
+                loop.call_soon_threadsafe(self._heard, notice)
+
+            self._listeners[url] = watch_changes(url, hand_over)
+        return self._listeners[url]
+
+    def _heard(self, notice: ChangeNotice) -> None:
+        if notice.batch_id is None and not notice.namespace:  # (re)listening: maybe missed
+            for scope, where in set(self._namespaces.values()):
+                if scope == notice.scope:
+                    self._notify(scope, None, where)
+            return
+        known = self._namespaces.get(notice.namespace)
+        if known is None:
+            return  # another project's memory
+        scope, where = known
+        batch_id = notice.batch_id
+        if batch_id is not None:
+            if batch_id in self._seen_db:
+                return
+            self._seen_db.append(batch_id)
+        self._notify(scope, batch_id, where)
 
     async def close(self) -> None:
         self._closed = True
+        listeners, self._listeners = list(self._listeners.values()), {}
+        for listener in listeners:
+            await asyncio.to_thread(listener.stop)
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
@@ -183,6 +240,10 @@ class StoreWatch:
             (w for w in self._watched.values() if w.scope == scope and w.root == project), None
         )
         ids = [batch_id for batch_id in batch_ids if batch_id]
+        if self._namespaces:  # the database will announce it too
+            if any(batch_id in self._seen_db for batch_id in ids):
+                return
+            self._seen_db.extend(ids)
         if watched is not None:
             if any(batch_id in watched.seen for batch_id in ids):
                 return  # the poll saw this change first and announced it
