@@ -360,3 +360,86 @@ async def test_the_store_watch_announces_another_machines_write(
         await watch.close()
     assert change.scope == "project" and change.root == root
     assert change.batch_id == service.log("project")[0].batch_id
+
+
+def test_a_damaged_row_is_kept_as_a_backup_before_a_fresh_store(
+    pg_url: str, tmp_path: Path
+) -> None:
+    service = service_at(pg_url, tmp_path / "home", tmp_path / "proj")
+    service.apply("project", [create("Soon to be damaged by hand")])
+    garbage = b'{"version": 2, "scope": "project", "items": [{"id": 5}]\x00'
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE invincat_memory_stores SET doc = %s", (garbage,))
+        # A hand-damaged journal row is skipped like a torn line, the rest still reads.
+        conn.execute(
+            "INSERT INTO invincat_memory_journal (namespace, batch_id, record)"
+            " SELECT namespace, 'x', '{not a record' FROM invincat_memory_stores"
+            " WHERE scope = 'project'"
+        )
+    fresh = service_at(pg_url, tmp_path / "home", tmp_path / "proj")
+    fresh.apply("project", [create("Written after the recovery")])
+    assert [e.content for e in fresh.list("project")] == ["Written after the recovery"]
+    assert "recovery" in [r.actor for r in fresh.log("project")]
+    with psycopg.connect(pg_url) as conn:
+        kept = conn.execute("SELECT kind, data FROM invincat_memory_backups").fetchall()
+    assert [(kind, bytes(data)) for kind, data in kept] == [("corrupt", garbage)]
+
+
+def test_bad_items_in_a_batch_cost_only_themselves(pg_url: str, tmp_path: Path) -> None:
+    service = service_at(pg_url, tmp_path / "home", tmp_path / "proj")
+    report = service.apply(
+        "project",
+        [
+            create("x" * 100_000),
+            {"op": "create", "scope": "project", "section": 7, "content": ["wrong"]},
+            {"op": "create", "scope": "project", "section": "Facts"},
+            create("Has a NUL \x00 inside"),
+            create("The one good fact survives"),
+        ],
+    )
+    contents = [e.content for e in service.list("project")]
+    assert "The one good fact survives" in contents
+    assert len(report.dropped) >= 3
+    # Governance admits a NUL in content (as with files); the rows carry it unharmed.
+    assert "Has a NUL \x00 inside" in contents
+    assert "Has a NUL \x00 inside" in [
+        e.content for e in service_at(pg_url, tmp_path / "home", tmp_path / "proj").list("project")
+    ]
+    assert_consistent(service)
+
+
+def test_a_row_held_too_long_is_a_clear_timeout_and_changes_nothing(
+    pg_url: str, tmp_path: Path
+) -> None:
+    from invincat_server.runtime.memory.errors import LockTimeoutError
+    from invincat_server.runtime.memory.limits import MemoryLimits
+
+    home, root = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    root.mkdir()
+    service = open_service(home, root, pg_url, limits=MemoryLimits(lock_timeout=1.0))
+    service.apply("project", [create("Present before the lock is held")])
+    holder = psycopg.connect(pg_url)
+    try:
+        holder.execute("SELECT * FROM invincat_memory_stores FOR UPDATE")
+        with pytest.raises(LockTimeoutError, match="nothing was changed"):
+            service.apply("project", [create("Waits for the row in vain")])
+    finally:
+        holder.close()
+    assert len(service.list("project")) == 1
+    service.apply("project", [create("Lands once the row is free")])  # and the seam recovers
+    assert len(service.list("project")) == 2
+
+
+def test_a_lost_connection_is_reopened(pg_url: str, tmp_path: Path) -> None:
+    service = service_at(pg_url, tmp_path / "home", tmp_path / "proj")
+    service.apply("project", [create("Before the connection drops")])
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    with pytest.raises(StoreUnavailableError):
+        service.list("project")  # the call that finds it broken says so ...
+    service.apply("project", [create("After the connection came back")])  # ... then it reopens
+    assert len(service.list("project")) == 2
