@@ -20,7 +20,7 @@ project batches by authors not listed, before the lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -201,12 +201,13 @@ class PgStoreWriter(StoreWriter):
     def change_feed(self) -> tuple[str, dict[Scope, str]] | None:
         return self.url, dict(self.namespaces)
 
-    def check_may_write(self, scope: Scope, who: Attribution) -> None:
+    def check_may_write(self, scope: Scope, who: Callable[[], Attribution]) -> None:
         if scope != "project" or self.writers is None:
             return
-        names = {v.casefold() for v in (who.name, who.email) if v}
+        author = who()
+        names = {v.casefold() for v in (author.name, author.email) if v}
         if not names & self.writers:
-            shown = who.name or "an author without a name"
+            shown = author.name or "an author without a name"
             raise read_only(scope, f"{shown} is not listed in [memory] writers")
 
     def read(self, scope: Scope) -> bytes | None:

@@ -373,7 +373,7 @@ class MemoryService:
             if not self.writer.exists(scope):
                 continue
             try:
-                self.writer.check_may_write(scope, self.attributor.current(with_branch=False))
+                self.writer.check_may_write(scope, self.attributor.current)
                 with self.writer.locked(scope):
                     state, _ = self._load_locked(scope)
                     record = self._cleanup_locked(scope, state)
@@ -410,7 +410,7 @@ class MemoryService:
     ) -> BatchReport:
         # Before the lock: it may run `git config` once (attribution.py).
         who = self.attributor.current(with_branch=scope == "project")
-        self.writer.check_may_write(scope, who)
+        self.writer.check_may_write(scope, lambda: who)
         with self.writer.locked(scope):
             state, _ = self._load_locked(scope)
             ctx = BatchContext(

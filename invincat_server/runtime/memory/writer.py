@@ -14,7 +14,7 @@ and the governance above it is the same code either way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -88,9 +88,10 @@ class StoreWriter:
         (pg_changes.py); None for files, whose changes the store watch polls."""
         return None
 
-    def check_may_write(self, scope: Scope, who: Attribution) -> None:
-        """Refuse (MemoryStoreError) a batch its author may not make: files are guarded by
-        their permissions, so nothing more here; pg_writer.py checks `[memory] writers`."""
+    def check_may_write(self, scope: Scope, who: Callable[[], Attribution]) -> None:
+        """Refuse (MemoryStoreError) a batch its author (`who()`, asked only when needed:
+        it may run `git config`) may not make: files are guarded by their permissions, so
+        nothing more here; pg_writer.py checks `[memory] writers`."""
 
     def parse(self, scope: Scope, data: bytes) -> StoreState:
         """Parse store bytes of `scope` (CorruptStoreError if they are not a store)."""
