@@ -11,6 +11,7 @@ The code part needs no agent stack; the conversation part opens the project's Se
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -254,8 +255,12 @@ def _report(
 
 
 async def _forget(settings: Settings, root: Path, thread_id: str, to_turn: int) -> int:
+    from invincat_server.runtime.memory.backend import open_service
     from invincat_server.runtime.policy.workspace import Workspace
     from invincat_server.runtime.session import Session
 
-    async with Session(settings, Workspace(root)) as session:
+    # The memory backend the settings choose (the database with `database_url`), as the
+    # Project gives every other front end's Session.
+    memory = await asyncio.to_thread(open_service, settings.home, root, settings.database_url)
+    async with Session(settings, Workspace(root), memory=memory) as session:
         return await session.rewind_conversation(thread_id, to_turn)

@@ -443,3 +443,46 @@ def test_a_lost_connection_is_reopened(pg_url: str, tmp_path: Path) -> None:
         service.list("project")  # the call that finds it broken says so ...
     service.apply("project", [create("After the connection came back")])  # ... then it reopens
     assert len(service.list("project")) == 2
+
+
+def test_the_cli_refuses_a_read_only_role_end_to_end(pg_url: str, tmp_path: Path) -> None:
+    home, root = tmp_path / "home", tmp_path / "proj"
+    service_at(pg_url, home, root).apply("project", [create("Only writers may add to this")])
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE ROLE cli_reader LOGIN PASSWORD 'cl1Reader'")
+        database = conn.execute("SELECT current_database()").fetchone()[0]
+        conn.execute(f'GRANT CONNECT ON DATABASE "{database}" TO cli_reader')
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO cli_reader")
+    user_and_secret = pg_url.split("//", 1)[1].split("@", 1)[0]
+    env = {
+        **os.environ,
+        "INVINCAT_HOME": str(home),
+        "INVINCAT_DATABASE_URL": pg_url.replace(user_and_secret, "cli_reader:cl1Reader"),
+    }
+    invincat = str(Path(sys.executable).with_name("invincat"))
+    batch = json.dumps({"operations": [create("A reader's attempt to write")]})
+    try:
+        done = subprocess.run(
+            [invincat, "memory", "--cwd", str(root), "apply", "--scope", "project", "-"],
+            input=batch,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=DEADLINE,
+        )
+        listed = subprocess.run(
+            [invincat, "memory", "--cwd", str(root), "list", "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=DEADLINE,
+        )
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("DROP OWNED BY cli_reader")
+            conn.execute("DROP ROLE cli_reader")
+    assert done.returncode == 2
+    assert "read-only: not allowed to write project memory" in done.stderr
+    assert "cl1Reader" not in done.stderr + done.stdout
+    items = json.loads(listed.stdout)["items"]
+    assert [i["content"] for i in items] == ["Only writers may add to this"]
