@@ -81,3 +81,11 @@ def test_a_bad_value_is_one_clear_error(tmp_path: Path, body: str) -> None:
     with pytest.raises(MemoryConfigError) as err:
         load_options(tmp_path, env={})
     assert str(tmp_path / "config.toml") in str(err.value)
+
+
+def test_the_user_is_named_by_git_email_before_the_login(tmp_path: Path) -> None:
+    from invincat_server.runtime.memory.repository import user_namespace
+
+    assert user_namespace("ada", "ada@example.com") == "user:ada"
+    assert user_namespace(None, "ada@example.com") == "user:ada@example.com"
+    assert user_namespace(None, None).startswith("user:")

@@ -9,7 +9,7 @@ cloned repository must not choose which team's memory it reads and writes):
 ```toml
 [memory]
 repository = "acme/widgets"   # project namespace; else origin's URL, else the path
-user = "alice"                # user namespace; else the OS login name
+user = "alice"                # user namespace; else git's user.email, else the OS login
 writers = ["Alice Example", "bob@example.com"]   # who may write project memory
 ```
 
@@ -86,8 +86,13 @@ def _writers(raw: object) -> frozenset[str] | None:
 
 
 def namespaces(project_root: Path, options: DatabaseOptions) -> dict[Scope, str]:
+    email = None
+    if options.user is None:
+        from invincat_server.runtime.memory.attribution import Attributor
+
+        email = Attributor(project_root).current(with_branch=False).email
     return {
-        "user": user_namespace(options.user),
+        "user": user_namespace(options.user, email),
         "project": project_namespace(project_root, options.repository),
     }
 

@@ -4,7 +4,8 @@ Two checkouts of one repository (other folders, other machines) must share proje
 so a project is named by its repository, not its path: `[memory] repository` when the
 user's config sets it, else the normalised URL of the `origin` remote, else (no git, no
 remote) the resolved project path, which only that checkout has. The user's memory is
-named by `[memory] user` when set, else the OS login name.
+named by `[memory] user` when set, else git's `user.email` (one person's machines share
+it; two people who both log in as `ubuntu` do not), else the OS login name.
 
 The URL is normalised so that the spellings git accepts for one repository are one name:
 `git@github.com:a/b.git`, `ssh://git@github.com:22/a/b`, `https://tok@github.com/a/b/`
@@ -98,10 +99,12 @@ def project_namespace(project_root: Path, configured: str | None = None) -> str:
     return f"project:path:{project_root.resolve()}"[: MAX_NAME + 8]
 
 
-def user_namespace(configured: str | None = None) -> str:
+def user_namespace(configured: str | None = None, email: str | None = None) -> str:
     """`user:<name>` for the user's memory rows."""
     if configured is not None:
         return f"user:{configured}"
+    if email:
+        return f"user:{email}"[: MAX_NAME + 5]
     try:
         name = getpass.getuser()
     except (OSError, KeyError):
