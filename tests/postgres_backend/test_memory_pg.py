@@ -486,3 +486,27 @@ def test_the_cli_refuses_a_read_only_role_end_to_end(pg_url: str, tmp_path: Path
     assert "cl1Reader" not in done.stderr + done.stdout
     items = json.loads(listed.stdout)["items"]
     assert [i["content"] for i in items] == ["Only writers may add to this"]
+
+
+def test_a_role_that_may_not_create_the_tables_gets_a_clear_error(
+    pg_url: str, tmp_path: Path
+) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE ROLE no_tables LOGIN PASSWORD 'n0Tables'")
+        database = conn.execute("SELECT current_database()").fetchone()[0]
+        conn.execute(f'GRANT CONNECT ON DATABASE "{database}" TO no_tables')
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    user_and_secret = pg_url.split("//", 1)[1].split("@", 1)[0]
+    try:
+        with pytest.raises(StoreUnavailableError) as err:
+            service_at(
+                pg_url.replace(user_and_secret, "no_tables:n0Tables"),
+                tmp_path / "home",
+                tmp_path / "proj",
+            )
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("DROP OWNED BY no_tables")
+            conn.execute("DROP ROLE no_tables")
+    assert "n0Tables" not in str(err.value)
+    assert "memory tables are missing" in str(err.value)

@@ -117,8 +117,15 @@ class PgStoreWriter(StoreWriter):
         # interleaving with another's statements (the service runs in worker threads).
         self._mutex = threading.RLock()
         self._conn: psycopg.Connection[Any] | None = None
-        with self._mutex:
-            ensure_schema(self._connection())
+        try:
+            with self._statement("project") as conn:  # its errors as memory errors
+                ensure_schema(conn)
+        except ReadOnlyMemoryError:
+            raise StoreUnavailableError(
+                f"The memory tables are missing in {redacted(url)} and this database role may "
+                "not create them: connect once with a role that has CREATE on the schema (or "
+                "have its owner run invincat once), then retry."
+            ) from None
 
     # -- connection -------------------------------------------------------------------
     def _connection(self) -> psycopg.Connection[Any]:
@@ -139,17 +146,17 @@ class PgStoreWriter(StoreWriter):
     def _failure(self, scope: Scope, exc: Exception) -> MemoryStoreError:
         import psycopg
 
+        first = scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else "", self.url)
         if isinstance(exc, psycopg.errors.InsufficientPrivilege):
-            return read_only(scope, f"the database role has no right to change it: {exc}")
+            return read_only(scope, f"the database role has no right to change it: {first}")
         if isinstance(exc, psycopg.errors.LockNotAvailable):
             return LockTimeoutError(
                 f"Another process held {scope} memory in {redacted(self.url)} for more "
                 f"than {self.lock_timeout:g} s; nothing was changed. Retry."
             )
-        reason = scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else "", self.url)
         return StoreUnavailableError(
             f"{scope} memory in {redacted(self.url)} is unavailable ({type(exc).__name__}: "
-            f"{reason}); nothing was changed."
+            f"{first}); nothing was changed."
         )
 
     @contextmanager
