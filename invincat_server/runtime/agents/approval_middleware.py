@@ -74,6 +74,24 @@ def _last_response(messages: list[Any]) -> tuple[AIMessage | None, set[str]]:
     return None, answered
 
 
+UNDECIDED = Decision(type="reject", message=None)
+
+
+def _decisions(answer: object) -> dict[str, Decision]:
+    """The resume value's decisions by tool call id; anything else in it (a wrong type, a
+    decision that does not validate) decides nothing, so those calls are rejected."""
+    raw = answer.get("decisions") if isinstance(answer, dict) else None
+    if not isinstance(raw, dict):
+        return {}
+    decisions: dict[str, Decision] = {}
+    for call_id, value in raw.items():
+        try:
+            decisions[str(call_id)] = Decision.model_validate(value)
+        except ValueError:
+            continue
+    return decisions
+
+
 class ApprovalMiddleware(AgentMiddleware):
     """Asks a person before risky tool calls run, per `ApprovalPolicy`."""
 
@@ -153,7 +171,7 @@ class ApprovalMiddleware(AgentMiddleware):
                 "requests": [r.to_json_dict() for r in requests],
             }
         )
-        decisions = {k: Decision.model_validate(v) for k, v in answer["decisions"].items()}
+        decisions = _decisions(answer)
         by_call = {r.tool_call_id: r for r in requests}
         new_calls = []
         rejections: list[ToolMessage] = list(denied)
@@ -162,11 +180,13 @@ class ApprovalMiddleware(AgentMiddleware):
             if call["id"] in refused:
                 new_calls.append(call)
                 continue
-            decision = decisions.get(call["id"])
             request = by_call.get(call["id"])
-            if decision is None or request is None:
+            if request is None:  # the policy let it through: nothing to decide
                 new_calls.append(call)
                 continue
+            # A call the answer has no decision for does not run: whoever resumes the
+            # graph (a LangGraph Server's API included) must decide each one.
+            decision = decisions.get(str(call["id"])) or UNDECIDED
             new_calls.append(self._apply_decision(call, decision, request, rejections))
         updated = last.model_copy(update={"tool_calls": new_calls})
         return {"messages": [updated, *rejections]}
