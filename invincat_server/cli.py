@@ -90,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="trust this project's MCP config (.mcp.json) as it is now and start its servers",
     )
+    chat.add_argument(
+        "--remote",
+        metavar="NAME",
+        help="start PROMPT as a background run on the configured LangGraph deployment NAME "
+        "and return (docs/remote.md)",
+    )
+    chat.add_argument("--wait", action="store_true", help="with --remote: wait for the run")
 
     threads = sub.add_parser("threads", help="saved threads")
     threads_sub = threads.add_subparsers(dest="threads_command", metavar="COMMAND")
@@ -109,10 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_rewind_parser(sub)
 
+    from invincat_server.terminal.remote_cli import add_remote_parser
+
+    add_remote_parser(sub)
+
     from invincat_server.warm.manage import add_server_parser
 
     add_server_parser(sub)
-    _help_when_no_subcommand(sub, ("threads", "memory", "rules"))
+    _help_when_no_subcommand(sub, ("threads", "memory", "rules", "remote"))
     return parser
 
 
@@ -261,6 +272,34 @@ def _run_chat(
         return 130
 
 
+def _run_remote_chat(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, settings: Settings
+) -> int:
+    """`chat --remote NAME PROMPT`: a background run on a deployment; nothing runs here."""
+    if not args.remote:
+        parser.error("--wait goes with --remote NAME")
+    if not args.prompt:
+        parser.error("--remote needs a PROMPT")
+    local_only = [
+        flag
+        for flag, given in (
+            ("--yes", args.yes),
+            ("--thread", args.thread),
+            ("--resume", args.resume),
+            ("--model", args.model),
+            ("--plan", args.plan),
+            ("--trust-project", args.trust_project),
+        )
+        if given
+    ]
+    if local_only:
+        # --yes above all: approvals of a remote run are given with `invincat remote approve`.
+        parser.error(f"{', '.join(local_only)} cannot be combined with --remote")
+    from invincat_server.terminal.remote_cli import run_remote_chat
+
+    return run_remote_chat(settings, args)
+
+
 def _run_bookkeeping(settings: Settings, args: argparse.Namespace) -> int:
     """The commands that need no agent stack: memory, threads, rules, rewind."""
     if args.command == "memory":
@@ -364,6 +403,23 @@ def _run(argv: list[str] | None, warm: bool) -> int:
     except ConfigError as exc:
         print(f"invincat: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.command == "chat" and (args.remote or args.wait):
+        return _run_remote_chat(parser, args, settings)
+    if args.command == "remote":
+        from invincat_server.terminal.remote_cli import run_remote_command
+
+        return run_remote_command(settings, args)
+    return _run_local(parser, args, settings, raw_argv, warm)
+
+
+def _run_local(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    settings: Settings,
+    raw_argv: list[str],
+    warm: bool,
+) -> int:
+    """A command on this machine's (or `database_url`'s) threads and memory."""
     from invincat_server.runtime.database import DatabaseUnavailableError
 
     try:

@@ -42,6 +42,9 @@ OFFLOAD = "invincat/offload"
 RULES_LIST = "invincat/rules/list"
 RULES_REVOKE = "invincat/rules/revoke"
 CHECKPOINTS_LIST = "invincat/checkpoints/list"
+REMOTE_LIST = "invincat/remote/list"
+REMOTE_APPROVE = "invincat/remote/approve"
+REMOTE_CANCEL = "invincat/remote/cancel"
 CHECKPOINTS_DIFF = "invincat/checkpoints/diff"
 CHECKPOINTS_RESTORE = "invincat/checkpoints/restore"
 STATUS = "invincat/status"
@@ -69,6 +72,9 @@ REQUESTS = frozenset(
         RULES_LIST,
         RULES_REVOKE,
         CHECKPOINTS_LIST,
+        REMOTE_LIST,
+        REMOTE_APPROVE,
+        REMOTE_CANCEL,
         CHECKPOINTS_DIFF,
         CHECKPOINTS_RESTORE,
         STATUS,
@@ -132,6 +138,9 @@ class ErrorCode(IntEnum):
     another process for too long, I/O error, broken `[memory]` config)."""
     UNKNOWN_MEMORY = -32015
     """No memory entry or journal batch with that id."""
+    REMOTE_UNAVAILABLE = -32016
+    """A remote deployment could not be reached or refused the request
+    (`invincat/remote/*`); the message names it and why."""
 
 
 class ParamsError(ValueError):
@@ -381,6 +390,45 @@ class RulesRevokeParams:
     id: str = attrs.field(metadata=_json("id", (str,)))
     folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
     """Which project (docs/protocol.md, "Multi-root workspaces")."""
+
+
+@attrs.frozen
+class RemoteListParams:
+    """`invincat/remote/list`: threads whose run on a deployment waits for an approval."""
+
+    deployment: str | None = attrs.field(default=None, metadata=_json("deployment", (str,)))
+    """One configured deployment's name; omit for all."""
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+    """Which project's `.invincat/subagents.json` counts too ("Multi-root workspaces")."""
+
+
+@attrs.frozen
+class RemoteApproveParams:
+    """`invincat/remote/approve`: decide every call a remote thread waits on."""
+
+    thread_id: str = attrs.field(metadata=_json("threadId", (str,)))
+    reject: bool = attrs.field(default=False, metadata=_json("reject", (bool,)))
+    message: str | None = attrs.field(default=None, metadata=_json("message", (str,)))
+    """With `reject`: told to the model."""
+    deployment: str | None = attrs.field(default=None, metadata=_json("deployment", (str,)))
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+
+    def check(self, method: str) -> None:
+        _check_thread_id(self.thread_id, method)
+        if self.message is not None and not self.reject:
+            raise ParamsError(f"Invalid params for {method}: `message` goes with `reject`.")
+
+
+@attrs.frozen
+class RemoteCancelParams:
+    """`invincat/remote/cancel`: cancel a remote thread's running run."""
+
+    thread_id: str = attrs.field(metadata=_json("threadId", (str,)))
+    deployment: str | None = attrs.field(default=None, metadata=_json("deployment", (str,)))
+    folder: str | None = attrs.field(default=None, metadata=_json("folder", (str,)))
+
+    def check(self, method: str) -> None:
+        _check_thread_id(self.thread_id, method)
 
 
 def _check_thread_id(thread_id: str, method: str) -> None:
@@ -638,6 +686,27 @@ class RulesListResult(TypedDict):
 
 class RulesRevokeResult(TypedDict):
     revoked: dict[str, Any]
+
+
+class RemoteListResult(TypedDict):
+    pending: list[dict[str, Any]]
+    """`{deployment, thread_id, kind, calls: [{tool_name, summary, tool_call_id,
+    approval_id}]}` each, as `invincat remote list --json`."""
+    skipped: int
+
+
+class RemoteApproveResult(TypedDict):
+    deployment: str
+    thread_id: str
+    run_id: str
+    decision: str
+    calls: list[str]
+
+
+class RemoteCancelResult(TypedDict):
+    deployment: str
+    thread_id: str
+    cancelled: list[str]
 
 
 class CheckpointsListResult(TypedDict):

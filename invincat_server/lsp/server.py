@@ -404,6 +404,7 @@ def build_server() -> InvincatLanguageServer:
         documents,
         lifecycle,
         memory,
+        remote,
         rules,
         threads,
     )
@@ -422,6 +423,9 @@ def build_server() -> InvincatLanguageServer:
         MEMORY_VERIFY,
         OFFLOAD,
         PENDING_APPROVALS,
+        REMOTE_APPROVE,
+        REMOTE_CANCEL,
+        REMOTE_LIST,
         RESOLVE_APPROVAL,
         RULES_LIST,
         RULES_REVOKE,
@@ -479,6 +483,9 @@ def build_server() -> InvincatLanguageServer:
         (MEMORY_VERIFY, memory.invincat_memory_verify, None),
         (RULES_LIST, rules.invincat_rules_list, None),
         (RULES_REVOKE, rules.invincat_rules_revoke, None),
+        (REMOTE_LIST, remote.invincat_remote_list, None),
+        (REMOTE_APPROVE, remote.invincat_remote_approve, None),
+        (REMOTE_CANCEL, remote.invincat_remote_cancel, None),
     ]
     for method, handler, options in features:
         ls.feature(method, options)(handler)

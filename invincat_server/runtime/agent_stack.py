@@ -108,6 +108,91 @@ async def open_agent_stack(
             raise
 
 
+@dataclass
+class ServerAgent:
+    """The main agent as a LangGraph Server runs it (runtime/remote/graph.py)."""
+
+    graph: Any
+    memory: MemoryService
+    extensions: Any
+
+    async def aclose(self) -> None:
+        await self.extensions.aclose()
+
+
+async def open_server_agent(
+    settings: Settings, workspace: Workspace, *, notify: Callable[[str], None]
+) -> ServerAgent:
+    """The main agent for a LangGraph deployment: the same model, tools, approvals
+    (ApprovalMiddleware's interrupts, nothing pre-approved but the server user's own
+    rules), sandbox, memory and extensions as a Session's, without a checkpointer (the
+    server brings its own), records, memory extraction or plan mode. Asking the user a
+    question is answered "no one to ask" (headless): only approvals wait for a person."""
+    with bulk_import():
+        from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
+        from invincat_server.runtime.approvals import ApprovalPolicy, WorkspaceRuleStore
+        from invincat_server.runtime.instructions import (
+            InstructionFiles,
+            load_instruction_settings,
+        )
+        from invincat_server.runtime.memory.backend import open_service
+        from invincat_server.runtime.models import build_chat_model
+        from invincat_server.runtime.sandbox import open_sandbox
+        from invincat_server.runtime.tools import build_core_tools
+        from invincat_server.runtime.tools.documents import DiskOnly
+        from invincat_server.runtime.tools.memory_search import build_search_memory_tool
+
+    model = build_chat_model(settings)  # ConfigError names what to set
+    private_files.prepare_home(settings.home)
+    policy = ApprovalPolicy(
+        workspace.root, WorkspaceRuleStore(settings.approvals_file), auto_approve=False
+    )
+    documents = DiskOnly()
+    # The configured backend: the JSON store files, or PostgreSQL with database_url.
+    memory = open_service(settings.home, workspace.root, settings.database_url, notify=notify)
+    workspace.deny = _memory_and_home_refusal(settings, workspace, memory)
+    instructions = InstructionFiles(
+        workspace.root, None, load_instruction_settings(settings.home), home=settings.home
+    )
+    watch = SettingsWatch(settings.home)
+    sandbox = await open_sandbox(
+        settings, workspace.root, trust_project=False, notify=notify, headless=lambda: False
+    )
+    policy.execute_sandbox = sandbox
+    tools = [
+        *build_core_tools(workspace, documents=documents, sandbox=sandbox),
+        build_search_memory_tool(memory),
+    ]
+    extensions = await load_extensions(
+        ExtensionContext(
+            settings=settings,
+            workspace=workspace,
+            policy=policy,
+            model=model,
+            core_tools=list(tools),
+            documents=documents,
+            notify=notify,
+            tool_guards=[MemoryGuardMiddleware(memory, watch)],
+        )
+    )
+    _context, graph, _planner = _build_agents(
+        settings,
+        workspace,
+        policy,
+        documents,
+        model=model,
+        tools=[*tools, *extensions.tools],
+        saver=None,
+        memory=memory,
+        instructions=instructions,
+        watch=watch,
+        extensions=extensions,
+        remembers=False,  # no memory agent runs after a deployment's turns
+        headless_questions=True,
+    )
+    return ServerAgent(graph, memory, extensions)
+
+
 async def _load_agents(
     settings: Settings,
     workspace: Workspace,
@@ -201,6 +286,7 @@ def _build_agents(
     watch: SettingsWatch,
     extensions: Any,
     remembers: bool,
+    headless_questions: bool = False,
 ) -> tuple[Any, Any, Any]:
     """The context middleware, the main agent and the planner. `remembers`: the memory
     agent runs after turns (the main agent is told it need not store what it is told)."""
@@ -257,7 +343,7 @@ def _build_agents(
         checkpointer=saver,
         workspace_root=str(workspace.root),
         extra_middleware=[
-            InteractionMiddleware(headless=policy.auto_approve, agent="main"),
+            InteractionMiddleware(headless=policy.auto_approve or headless_questions, agent="main"),
             # The instruction files first, then governed memory (memory_injection.py).
             InstructionsInjectionMiddleware(instructions.render),
             MemoryInjectionMiddleware(memory.render_injection),
@@ -293,8 +379,8 @@ def _open_memory(
 ) -> tuple[MemoryService, MemoryAgent]:
     """The memory service, its extraction agent, and the workspace's refusal of tools
     that reach for memory data or Invincat's home."""
+    from invincat_server.runtime.memory.backend import open_service
     from invincat_server.runtime.memory.redaction import redact_text
-    from invincat_server.runtime.memory.service import MemoryService
     from invincat_server.runtime.memory_agent.config import load_memory_agent_config
     from invincat_server.runtime.memory_agent.runner import MemoryAgent
     from invincat_server.runtime.records import MemoryCursors
@@ -303,7 +389,24 @@ def _open_memory(
         memory = shared
         memory.set_notify(notify)
     else:
-        memory = MemoryService(settings.home, workspace.root, notify=notify)
+        memory = open_service(settings.home, workspace.root, settings.database_url, notify=notify)
+    workspace.deny = _memory_and_home_refusal(settings, workspace, memory)
+    agent = MemoryAgent(
+        service=memory,
+        cursors=MemoryCursors(records),
+        model_factory=model_factory,
+        redact=redact_text,
+        config=load_memory_agent_config(settings.home, workspace.root),
+        text_tool_calls=settings.text_tool_calls == "auto",
+        instruction_files=instructions.included_paths,
+    )
+    return memory, agent
+
+
+def _memory_and_home_refusal(
+    settings: Settings, workspace: Workspace, memory: MemoryService
+) -> Callable[[Path, bool], str | None]:
+    """The workspace's refusal of tools that reach for memory data or Invincat's home."""
     guard = memory.guard
 
     def deny(path: Path, write: bool) -> str | None:
@@ -324,14 +427,4 @@ def _open_memory(
             )
         return None
 
-    workspace.deny = deny
-    agent = MemoryAgent(
-        service=memory,
-        cursors=MemoryCursors(records),
-        model_factory=model_factory,
-        redact=redact_text,
-        config=load_memory_agent_config(settings.home, workspace.root),
-        text_tool_calls=settings.text_tool_calls == "auto",
-        instruction_files=instructions.included_paths,
-    )
-    return memory, agent
+    return deny

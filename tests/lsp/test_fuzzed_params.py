@@ -135,6 +135,15 @@ def examples(workspace: Path) -> dict[str, Any]:
         },
         "invincat/rules/list": {"folder": folder},
         "invincat/rules/revoke": {"id": "rule_nope", "folder": folder},
+        "invincat/remote/list": {"deployment": "lab", "folder": folder},
+        "invincat/remote/approve": {
+            "threadId": "t_nope",
+            "reject": True,
+            "message": "no",
+            "deployment": "lab",
+            "folder": folder,
+        },
+        "invincat/remote/cancel": {"threadId": "t_nope", "deployment": "lab", "folder": folder},
         "invincat/status": {},
         "invincat/debug/status": {},
     }

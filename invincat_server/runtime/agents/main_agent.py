@@ -48,7 +48,7 @@ def build_main_agent(
     tools: Sequence[BaseTool],
     approvals: ApprovalMiddleware,
     context: AgentMiddleware | None,
-    checkpointer: BaseCheckpointSaver,
+    checkpointer: BaseCheckpointSaver | None,
     workspace_root: str,
     prompt: str | None = None,
     extra_middleware: Sequence[AgentMiddleware] = (),

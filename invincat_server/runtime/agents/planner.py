@@ -201,7 +201,7 @@ def build_planner_agent(
     *,
     model: BaseChatModel,
     tools: Sequence[BaseTool],
-    checkpointer: BaseCheckpointSaver,
+    checkpointer: BaseCheckpointSaver | None,
     workspace_root: str,
     headless: bool,
     approvals: PlannerApprovalMiddleware | None = None,

@@ -23,6 +23,9 @@ M.OFFLOAD = "invincat/offload"
 M.RULES_LIST = "invincat/rules/list"
 M.RULES_REVOKE = "invincat/rules/revoke"
 M.CHECKPOINTS_LIST = "invincat/checkpoints/list"
+M.REMOTE_LIST = "invincat/remote/list"
+M.REMOTE_APPROVE = "invincat/remote/approve"
+M.REMOTE_CANCEL = "invincat/remote/cancel"
 M.CHECKPOINTS_DIFF = "invincat/checkpoints/diff"
 M.CHECKPOINTS_RESTORE = "invincat/checkpoints/restore"
 M.STATUS = "invincat/status"
@@ -59,6 +62,7 @@ M.ErrorCode = {
   REFUSED = -32013,
   MEMORY_UNAVAILABLE = -32014,
   UNKNOWN_MEMORY = -32015,
+  REMOTE_UNAVAILABLE = -32016,
   METHOD_NOT_FOUND = -32601,
 }
 
