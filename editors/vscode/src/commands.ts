@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { Commands } from "./common/constants";
 import type { ChatView } from "./chat/chatView";
+import { registerRemoteCommand } from "./remote/remoteCommand";
 import { registerRulesCommand } from "./rules/rulesCommand";
 import type { InvincatConnection } from "./server/connection";
 
@@ -20,5 +21,6 @@ export function registerCommands(connection: InvincatConnection, chat: ChatView)
     vscode.commands.registerCommand(Commands.restartServer, () => connection.restart()),
     vscode.commands.registerCommand(Commands.showOutput, () => connection.output.show(true)),
     registerRulesCommand(connection),
+    registerRemoteCommand(connection),
   ];
 }

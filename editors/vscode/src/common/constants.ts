@@ -24,6 +24,9 @@ export const OFFLOAD = "invincat/offload";
 export const RULES_LIST = "invincat/rules/list";
 export const RULES_REVOKE = "invincat/rules/revoke";
 export const CHECKPOINTS_LIST = "invincat/checkpoints/list";
+export const REMOTE_LIST = "invincat/remote/list";
+export const REMOTE_APPROVE = "invincat/remote/approve";
+export const REMOTE_CANCEL = "invincat/remote/cancel";
 export const CHECKPOINTS_DIFF = "invincat/checkpoints/diff";
 export const CHECKPOINTS_RESTORE = "invincat/checkpoints/restore";
 export const STATUS = "invincat/status";
@@ -69,6 +72,7 @@ export const ErrorCode = {
   Refused: -32013,
   MemoryUnavailable: -32014,
   UnknownMemory: -32015,
+  RemoteUnavailable: -32016,
   RequestCancelled: -32800,
 } as const;
 
@@ -99,4 +103,5 @@ export const Commands = {
   memoryDelete: "invincat.memory.delete",
   memoryShowHistory: "invincat.memory.showHistory",
   showRules: "invincat.showRules",
+  remoteApprovals: "invincat.remoteApprovals",
 } as const;
