@@ -591,6 +591,9 @@ local subcommands = {
   rules = function()
     require("invincat.rules").open()
   end,
+  remote = function()
+    require("invincat.remote").open()
+  end,
   rewind = function()
     require("invincat.rewind").pick()
   end,
