@@ -53,9 +53,14 @@ def test_remote_write_waits_for_approval_then_writes(
 ) -> None:
     configure_deployment(invincat_home, remote_server.url)
     _write_script(remote_server, "approve me", "approved.txt", "from afar\n")
-    started = _start(invincat_env, "approve me", "--wait")
-    ended = run_invincat(["remote", "list", "--json", "lab"], invincat_env)
-    assert ended.code == 0, ended.stderr
+    waited = run_invincat(
+        ["chat", "--remote", "lab", "--json", "--wait", "approve me"], invincat_env
+    )
+    assert waited.code == 0, waited.stderr
+    started, ended = waited.events
+    assert started["type"] == "remote_run_started"
+    # --wait returns once the run stopped at the approval, naming what it waits on.
+    assert ended["type"] == "remote_run_ended" and ended["pending"] == ["Write approved.txt"]
     item = _waiting(invincat_env, started["thread_id"])
     assert item is not None, remote_server.log_text()[-3000:]
     assert item["kind"] == "tool_approval"
