@@ -67,6 +67,14 @@ def test_remote_write_waits_for_approval_then_writes(
     assert [(c["tool_name"], c["summary"]) for c in item["calls"]] == [
         ("write_file", "Write approved.txt")
     ]
+    # The server runs Invincat's worker agent: its prompt names the server's workspace,
+    # and it offers Invincat's tools.
+    [request] = [
+        r for r in remote_server.fake.chat_requests() if "approve me" in json.dumps(r["messages"])
+    ][:1]
+    assert str(remote_server.workspace) in request["messages"][0]["content"]
+    offered = {tool["function"]["name"] for tool in request["tools"]}
+    assert {"write_file", "edit_file", "execute", "read_file", "search_memory"} <= offered
     # Stopped at the approval: nothing written yet.
     assert not (remote_server.workspace / "approved.txt").exists()
 
