@@ -161,6 +161,15 @@ def test_unknown_deployment_bad_thread_and_unreachable_server(
     assert "Cannot reach the remote deployment lab at http://127.0.0.1:9" in down.stderr
 
 
+def test_without_a_deployment_each_command_says_how_to_add_one(
+    invincat_env: dict[str, str],
+) -> None:
+    for args in (["remote", "list"], ["remote", "approve", "t"], ["remote", "cancel", "t"]):
+        result = run_invincat(args, invincat_env)
+        assert result.code == 2, result.stderr
+        assert "No remote deployment is configured" in result.stderr
+
+
 def test_remote_refuses_local_only_flags(invincat_env: dict[str, str]) -> None:
     for flags in (["--yes"], ["--plan"], ["--thread", "t"]):
         result = run_invincat(["chat", "--remote", "lab", *flags, "hi"], invincat_env)

@@ -29,6 +29,10 @@ APPROVAL_KIND = "tool_approval"
 MAX_PROMPT_CHARS = 100_000
 MAX_LISTED_THREADS = 100
 THREAD_ID_CHARS = 200
+NO_DEPLOYMENT = (
+    'No remote deployment is configured: add one under "remote" in '
+    "$INVINCAT_HOME/subagents.json (docs/remote.md)."
+)
 
 
 class RemoteError(Exception):
@@ -233,6 +237,8 @@ class RemoteRuns:
     async def pending(self, name: str | None = None) -> Listing:
         """Threads of `name` (else of every deployment) whose run waits for a decision."""
         names = [self._deployment(name).name] if name else sorted(self.deployments)
+        if not names:
+            raise RemoteError("unknown_deployment", NO_DEPLOYMENT)
         found: list[PendingThread] = []
         skipped = 0
         for each in names:
@@ -286,9 +292,7 @@ class RemoteRuns:
             raise RemoteError("not_found", f"{thread_id[:80]!r} is not a thread id.")
         names = [self._deployment(name).name] if name else sorted(self.deployments)
         if not names:
-            raise RemoteError(
-                "unknown_deployment", "No remote deployment is configured (docs/remote.md)."
-            )
+            raise RemoteError("unknown_deployment", NO_DEPLOYMENT)
         for each in names:
             client = self._client(each)
             try:
