@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from invincat_server.runtime.config import ConfigError
 from invincat_server.runtime.database import DatabaseUnavailableError
+from invincat_server.runtime.memory.errors import MemoryDatabaseUnavailableError
 from invincat_server.runtime.project.startup import (
     COULD_NOT_START,
     Startup,
@@ -49,6 +50,8 @@ def test_an_unexpected_error_is_named_with_its_type() -> None:
     assert failure_message(ConfigError("bad config")) == "bad config"
     down = "Cannot use the database postgresql://ann:***@db/inv: connection refused"
     assert failure_message(DatabaseUnavailableError(down)) == down
+    # The memory backend opening the same database first: told the same way.
+    assert failure_message(MemoryDatabaseUnavailableError(down)) == down
 
 
 def test_combined_phase_of_several_projects() -> None:

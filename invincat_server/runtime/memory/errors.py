@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from invincat_server.runtime.database import DatabaseUnavailableError
+
 
 class MemoryStoreError(Exception):
     """Base class: a memory request that cannot be carried out."""
@@ -19,6 +21,17 @@ class StoreUnavailableError(MemoryStoreError):
     """A store cannot be written (corrupt and not backed up, newer format, I/O error).
 
     The file is left exactly as it was; reads may still work.
+    """
+
+
+class MemoryDatabaseUnavailableError(StoreUnavailableError, DatabaseUnavailableError):
+    """The memory database (`database_url`) could not be reached or refused us; the
+    message names it redacted.
+
+    Both kinds at once: memory's callers treat it as any store they cannot use (told
+    once, retried later), while a front end opening a project reports it exactly as the
+    threads' store reports the same database being down: one line, no traceback, in
+    whichever order the two happen to open it.
     """
 
 

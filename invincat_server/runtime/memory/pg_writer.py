@@ -29,6 +29,7 @@ from invincat_server.runtime.database_url import redacted
 from invincat_server.runtime.memory import journal
 from invincat_server.runtime.memory.errors import (
     LockTimeoutError,
+    MemoryDatabaseUnavailableError,
     MemoryStoreError,
     ReadOnlyMemoryError,
     StoreUnavailableError,
@@ -134,7 +135,7 @@ class PgStoreWriter(StoreWriter):
             try:
                 conn = self._conn = connect(self.url)
             except DatabaseUnavailableError as exc:
-                raise StoreUnavailableError(str(exc)) from None
+                raise MemoryDatabaseUnavailableError(str(exc)) from None
         return conn
 
     def close(self) -> None:
