@@ -11,7 +11,6 @@ The code part needs no agent stack; the conversation part opens the project's Se
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -255,6 +254,8 @@ def _report(
 
 
 async def _forget(settings: Settings, root: Path, thread_id: str, to_turn: int) -> int:
+    import asyncio  # here, not at the top: `invincat --help` and `--version` load no asyncio
+
     from invincat_server.runtime.memory.backend import open_service
     from invincat_server.runtime.policy.workspace import Workspace
     from invincat_server.runtime.session import Session
