@@ -166,6 +166,8 @@ class Lifecycle(AgentBase):
 
     async def _open(self, session_id: str, cwd: str, mcp_servers: Any) -> AcpSession:
         from invincat_server.runtime.config import ConfigError
+        from invincat_server.runtime.database import DatabaseUnavailableError
+        from invincat_server.runtime.memory.errors import MemoryStoreError
         from invincat_server.runtime.project import SessionOptions
 
         folder = Path(cwd)
@@ -187,7 +189,9 @@ class Lifecycle(AgentBase):
         options = SessionOptions(options={"client_mcp_servers": client_servers(mcp_servers)})
         try:
             runtime = await project.session(options)
-        except ConfigError as exc:
+        except (ConfigError, DatabaseUnavailableError, MemoryStoreError) as exc:
+            # Their messages are meant to be shown (the database named redacted): the
+            # client gets them as the error, not an internal error.
             await self._registry().release(project)
             raise rpc_error(str(exc)) from None
         runtime.bind_documents(session_id, documents)  # also for turns resumed after load

@@ -22,6 +22,7 @@ from invincat_server.runtime.events import (
     TurnEnd,
     TurnStart,
 )
+from invincat_server.runtime.memory.errors import MemoryConfigError, MemoryStoreError
 from invincat_server.runtime.policy.decisions import Decision
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.project import Project, Projects, SessionOptions
@@ -191,10 +192,13 @@ class ChatApp:
                     },
                 )
             )
-        except ConfigError as exc:
+        except (ConfigError, MemoryConfigError) as exc:  # [memory] options are config too
             self._err(str(exc))
             return EXIT_USAGE
-        except DatabaseUnavailableError as exc:  # its message names the database redacted
+        except (DatabaseUnavailableError, MemoryStoreError) as exc:
+            # The database named redacted, or memory that cannot be opened (the memory
+            # database's tables missing for a role that may not create them): its own
+            # words say what to do; no traceback.
             self._err(str(exc))
             return EXIT_FAILED
         for notice in await asyncio.to_thread(project.notices):

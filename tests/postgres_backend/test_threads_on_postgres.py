@@ -237,6 +237,50 @@ def test_a_chat_run_by_the_warm_server_uses_the_callers_database(
     assert f"Cannot use the database postgresql://{user}:***@" in failed.stderr
 
 
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_memory_that_cannot_be_opened_is_one_line_not_a_traceback(
+    pg_env: dict[str, str],
+    pg_url: str,
+    workspace: Path,
+    invincat_home: Path,
+    warm_runtime_dir: Path,
+    warm: bool,
+) -> None:
+    # Memory opens the database before the threads' store does: its errors at opening
+    # are told in its own words by `invincat chat`, cold or by the warm server's worker
+    # (which used to end without an exit status on them).
+    env = {k: v for k, v in pg_env.items() if k != "INVINCAT_WARM"} if warm else pg_env
+    config = invincat_home / "config.toml"
+    before = config.read_text() if config.exists() else ""
+    config.write_text(before + "\n[memory]\nwriters = 5\n")
+    bad_option = run_invincat(["chat", "hi", "--cwd", str(workspace)], env)
+    config.write_text(before)
+    assert bad_option.code == 2, (bad_option.stdout, bad_option.stderr)
+    assert "Traceback" not in bad_option.stderr
+    assert "[memory] writers must be a list" in bad_option.stderr
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE ROLE chat_no_tables LOGIN PASSWORD 'n0TablesChat'")
+        database = conn.execute("SELECT current_database()").fetchone()[0]
+        conn.execute(f'GRANT CONNECT ON DATABASE "{database}" TO chat_no_tables')
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    user_and_secret = pg_url.split("//", 1)[1].split("@", 1)[0]
+    role_url = pg_url.replace(user_and_secret, "chat_no_tables:n0TablesChat")
+    try:
+        no_tables = run_invincat(
+            ["chat", "hi", "--cwd", str(workspace)], {**env, "INVINCAT_DATABASE_URL": role_url}
+        )
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("DROP OWNED BY chat_no_tables")
+            conn.execute("DROP ROLE chat_no_tables")
+    assert no_tables.code == 1, (no_tables.stdout, no_tables.stderr)
+    assert "Traceback" not in no_tables.stderr
+    assert "memory tables are missing" in no_tables.stderr
+    assert "n0TablesChat" not in no_tables.stdout + no_tables.stderr
+    assert _files_holding("n0TablesChat", invincat_home, warm_runtime_dir) == []
+
+
 def _call(name: str, **args: object) -> dict[str, object]:
     return {"tool_calls": [{"name": name, "arguments": args}]}
 

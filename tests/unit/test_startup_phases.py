@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from invincat_server.runtime.config import ConfigError
 from invincat_server.runtime.database import DatabaseUnavailableError
-from invincat_server.runtime.memory.errors import MemoryDatabaseUnavailableError
+from invincat_server.runtime.memory.errors import (
+    MemoryConfigError,
+    MemoryDatabaseUnavailableError,
+)
 from invincat_server.runtime.project.startup import (
     COULD_NOT_START,
     Startup,
@@ -52,6 +55,9 @@ def test_an_unexpected_error_is_named_with_its_type() -> None:
     assert failure_message(DatabaseUnavailableError(down)) == down
     # The memory backend opening the same database first: told the same way.
     assert failure_message(MemoryDatabaseUnavailableError(down)) == down
+    # Memory that cannot be opened says what to do in its own words, too.
+    writers = "config.toml: [memory] writers must be a list of at most 1000 names."
+    assert failure_message(MemoryConfigError(writers)) == writers
 
 
 def test_combined_phase_of_several_projects() -> None:

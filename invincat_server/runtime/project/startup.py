@@ -19,13 +19,15 @@ COULD_NOT_START = "Invincat could not start."
 
 
 def failure_message(exc: BaseException) -> str:
-    """What the user is told when opening failed with `exc`: a configuration problem or
-    an unreachable `database_url` database in its own words (they name what to set, or
-    the database redacted), anything else with its type."""
+    """What the user is told when opening failed with `exc`: a configuration problem, an
+    unreachable `database_url` database or memory that cannot be opened (a bad [memory]
+    option, the memory tables missing) in its own words (they name what to set, or the
+    database redacted), anything else with its type."""
     from invincat_server.runtime.config import ConfigError
     from invincat_server.runtime.database import DatabaseUnavailableError
+    from invincat_server.runtime.memory.errors import MemoryStoreError
 
-    if isinstance(exc, ConfigError | DatabaseUnavailableError):
+    if isinstance(exc, ConfigError | DatabaseUnavailableError | MemoryStoreError):
         return str(exc)
     return f"Invincat could not start: {type(exc).__name__}: {exc}"
 
