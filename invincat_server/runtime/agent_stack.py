@@ -138,9 +138,7 @@ async def open_server_agent(
         from invincat_server.runtime.memory.backend import open_service
         from invincat_server.runtime.models import build_chat_model
         from invincat_server.runtime.sandbox import open_sandbox
-        from invincat_server.runtime.tools import build_core_tools
         from invincat_server.runtime.tools.documents import DiskOnly
-        from invincat_server.runtime.tools.memory_search import build_search_memory_tool
 
     model = build_chat_model(settings)  # ConfigError names what to set
     private_files.prepare_home(settings.home)
@@ -159,21 +157,19 @@ async def open_server_agent(
         settings, workspace.root, trust_project=False, notify=notify, headless=lambda: False
     )
     policy.execute_sandbox = sandbox
-    tools = [
-        *build_core_tools(workspace, documents=documents, sandbox=sandbox),
-        build_search_memory_tool(memory),
-    ]
-    extensions = await load_extensions(
+    tools, extensions = await _tools_and_extensions(
         ExtensionContext(
             settings=settings,
             workspace=workspace,
             policy=policy,
             model=model,
-            core_tools=list(tools),
+            core_tools=[],
             documents=documents,
             notify=notify,
             tool_guards=[MemoryGuardMiddleware(memory, watch)],
-        )
+        ),
+        sandbox,
+        memory,
     )
     _context, graph, _planner = _build_agents(
         settings,
@@ -209,8 +205,6 @@ async def _load_agents(
     from invincat_server.runtime.instructions import InstructionFiles, load_instruction_settings
     from invincat_server.runtime.models import build_chat_model
     from invincat_server.runtime.sandbox import open_sandbox
-    from invincat_server.runtime.tools import build_core_tools
-    from invincat_server.runtime.tools.memory_search import build_search_memory_tool
 
     chat_model = model
     saver, records = stores.saver, stores.records
@@ -238,22 +232,20 @@ async def _load_agents(
         headless=lambda: policy.auto_approve,
     )
     policy.execute_sandbox = sandbox  # approvals: how each command runs, and what asks always
-    tools = [
-        *build_core_tools(workspace, documents=documents, sandbox=sandbox),
-        build_search_memory_tool(memory),
-    ]
-    extensions = await load_extensions(
+    tools, extensions = await _tools_and_extensions(
         ExtensionContext(
             settings=settings,
             workspace=workspace,
             policy=policy,
             model=chat_model,
-            core_tools=list(tools),
+            core_tools=[],
             documents=documents,
             notify=notify,
             tool_guards=[MemoryGuardMiddleware(memory, watch)],
             options=dict(options),
-        )
+        ),
+        sandbox,
+        memory,
     )
     context, graph, planner = _build_agents(
         settings,
@@ -270,6 +262,20 @@ async def _load_agents(
         remembers=memory_agent.config.enabled,
     )
     return AgentStack(stores, records, memory, memory_agent, extensions, context, graph, planner)
+
+
+async def _tools_and_extensions(
+    context: ExtensionContext, sandbox: Any, memory: MemoryService
+) -> tuple[list[Any], Any]:
+    """The core tools (files, shell in `sandbox`, memory search) and the extensions loaded
+    over them: a Session's and a deployment's agent are given the same."""
+    from invincat_server.runtime.tools import build_core_tools
+    from invincat_server.runtime.tools.memory_search import build_search_memory_tool
+
+    core = build_core_tools(context.workspace, documents=context.documents, sandbox=sandbox)
+    tools = [*core, build_search_memory_tool(memory)]
+    context.core_tools = list(tools)
+    return tools, await load_extensions(context)
 
 
 def _build_agents(
