@@ -30,16 +30,18 @@ def model_for(server: FakeOpenAIServer, tmp_path: Path, **binding: Any) -> Any:
     return base_model(server, tmp_path).bind_tools([TOOL], **binding)
 
 
-def base_model(server: FakeOpenAIServer, tmp_path: Path) -> Any:
-    settings = Settings(
-        home=tmp_path,
-        model="fake-model",
-        base_url=server.base_url,
-        api_key="test",
-        request_timeout=60,
-        max_retries=0,
+def base_model(server: FakeOpenAIServer, tmp_path: Path, **settings: Any) -> Any:
+    return build_chat_model(
+        Settings(
+            home=tmp_path,
+            model="fake-model",
+            base_url=server.base_url,
+            api_key="test",
+            request_timeout=60,
+            max_retries=0,
+            **settings,
+        )
     )
-    return build_chat_model(settings)
 
 
 async def test_a_refused_tool_choice_is_dropped_once_and_for_the_session(
@@ -236,15 +238,7 @@ async def test_a_refused_temperature_is_dropped(
     fake_openai.add_steps(
         [{"fault": "http_400", "param": "temperature", "message": refusal}, {"content": "ok"}]
     )
-    settings = Settings(
-        home=tmp_path,
-        model="fake-model",
-        base_url=fake_openai.base_url,
-        api_key="test",
-        request_timeout=60,
-        max_retries=0,
-        temperature=0.2,
-    )
-    assert (await build_chat_model(settings).ainvoke("hi")).content == "ok"
+    model = base_model(fake_openai, tmp_path, temperature=0.2)
+    assert (await model.ainvoke("hi")).content == "ok"
     first, second = fake_openai.chat_requests()
     assert first["temperature"] == 0.2 and "temperature" not in second
