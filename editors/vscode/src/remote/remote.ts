@@ -2,11 +2,12 @@
  * "Invincat: Remote Approvals": the threads whose run on a LangGraph deployment waits for
  * an approval (`invincat/remote/list`) in a QuickPick; picking one offers Approve or
  * Reject, sent as `invincat/remote/approve` (every call of the batch gets the decision,
- * docs/remote.md). Free of the `vscode` module (only its types): the flow runs against
+ * docs/remote.md), or Cancel run, sent as `invincat/remote/cancel` (the core decides
+ * what there is to cancel and says so when there is nothing). Free of the `vscode` module (only its types): the flow runs against
  * `RemoteUi`, which remoteCommand.ts implements with VS Code and the unit tests with fakes.
  */
 
-import { REMOTE_APPROVE, REMOTE_LIST } from "../common/constants";
+import { REMOTE_APPROVE, REMOTE_CANCEL, REMOTE_LIST } from "../common/constants";
 
 export interface RemoteCall {
   tool_name: string;
@@ -36,6 +37,12 @@ export interface RemoteApproveResult {
   calls: string[];
 }
 
+export interface RemoteCancelResult {
+  deployment: string;
+  thread_id: string;
+  cancelled: string[];
+}
+
 export interface PendingPick {
   label: string;
   description: string;
@@ -43,9 +50,11 @@ export interface PendingPick {
   pending: RemotePending;
 }
 
+export type RemoteAction = "approve" | "reject" | "cancel";
+
 export interface ActionPick {
   label: string;
-  reject: boolean;
+  action: RemoteAction;
 }
 
 /** What the flow needs from the editor. */
@@ -57,10 +66,11 @@ export interface RemoteUi {
   error(message: string): void;
 }
 
-export type RemoteOutcome = "approved" | "rejected" | "closed" | "empty" | "failed";
+export type RemoteOutcome = "approved" | "rejected" | "cancelled" | "closed" | "empty" | "failed";
 
 export const APPROVE_ACTION = "Approve: let the remote run go on";
 export const REJECT_ACTION = "Reject: nothing of it runs";
+export const CANCEL_ACTION = "Cancel run: stop the thread's pending and running runs";
 
 /** What a server sent is shown as text only: control characters never shape the pick. */
 function printable(text: unknown): string {
@@ -97,6 +107,14 @@ export function approveParams(
   return folder === undefined ? params : { ...params, folder };
 }
 
+export function cancelParams(
+  pending: RemotePending,
+  folder: string | undefined,
+): { threadId: string; deployment: string; folder?: string } {
+  const params = { threadId: pending.thread_id, deployment: pending.deployment };
+  return folder === undefined ? params : { ...params, folder };
+}
+
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -121,8 +139,9 @@ export async function remoteApprovals(ui: RemoteUi, folder: string | undefined):
   }
   const action = await ui.pickAction(
     [
-      { label: APPROVE_ACTION, reject: false },
-      { label: REJECT_ACTION, reject: true },
+      { label: APPROVE_ACTION, action: "approve" },
+      { label: REJECT_ACTION, action: "reject" },
+      { label: CANCEL_ACTION, action: "cancel" },
     ],
     `${chosen.label} (${chosen.description})`,
   );
@@ -130,10 +149,17 @@ export async function remoteApprovals(ui: RemoteUi, folder: string | undefined):
     return "closed";
   }
   try {
-    const done = await ui.request<RemoteApproveResult>(REMOTE_APPROVE, approveParams(chosen.pending, action.reject, folder));
-    const verb = action.reject ? "Rejected" : "Approved";
+    if (action.action === "cancel") {
+      const done = await ui.request<RemoteCancelResult>(REMOTE_CANCEL, cancelParams(chosen.pending, folder));
+      const runs = Array.isArray(done?.cancelled) ? done.cancelled.map(printable).join(", ") : "";
+      ui.info(`Cancelled on ${printable(done?.deployment)}: run ${runs}`);
+      return "cancelled";
+    }
+    const reject = action.action === "reject";
+    const done = await ui.request<RemoteApproveResult>(REMOTE_APPROVE, approveParams(chosen.pending, reject, folder));
+    const verb = reject ? "Rejected" : "Approved";
     ui.info(`${verb} on ${printable(done.deployment)}: ${printable((done.calls ?? []).join("; "))}`);
-    return action.reject ? "rejected" : "approved";
+    return reject ? "rejected" : "approved";
   } catch (err) {
     ui.error(message(err));
     return "failed";

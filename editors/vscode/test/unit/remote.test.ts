@@ -1,10 +1,11 @@
-// "Invincat: Remote Approvals": list → pick a thread → pick approve or reject → send,
+// "Invincat: Remote Approvals": list → pick a thread → pick approve, reject or cancel → send,
 // against a fake editor UI and a fake server; a closed pick sends nothing, errors are shown.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { REMOTE_APPROVE, REMOTE_LIST } from "../../src/common/constants";
+import { REMOTE_APPROVE, REMOTE_CANCEL, REMOTE_LIST } from "../../src/common/constants";
 import {
   APPROVE_ACTION,
+  CANCEL_ACTION,
   REJECT_ACTION,
   pendingPicks,
   remoteApprovals,
@@ -25,6 +26,8 @@ interface Script {
   listed?: unknown;
   listFails?: string;
   approveFails?: string;
+  cancelFails?: string;
+  cancelled?: unknown;
   thread?: (items: PendingPick[]) => PendingPick | undefined;
   action?: (items: ActionPick[]) => ActionPick | undefined;
 }
@@ -34,12 +37,17 @@ function harness(script: Script) {
   const infos: string[] = [];
   const errors: string[] = [];
   const threads: PendingPick[][] = [];
+  const actions: ActionPick[][] = [];
   const ui: RemoteUi = {
     request: async <R>(method: string, params: object): Promise<R> => {
       sent.push([method, params]);
       if (method === REMOTE_LIST) {
         if (script.listFails) throw new Error(script.listFails);
         return (script.listed ?? { pending: [PENDING], skipped: 0 }) as R;
+      }
+      if (method === REMOTE_CANCEL) {
+        if (script.cancelFails) throw new Error(script.cancelFails);
+        return (script.cancelled ?? { deployment: "lab", thread_id: PENDING.thread_id, cancelled: ["r2"] }) as R;
       }
       if (script.approveFails) throw new Error(script.approveFails);
       const reject = (params as { reject: boolean }).reject;
@@ -49,11 +57,14 @@ function harness(script: Script) {
       threads.push(items);
       return (script.thread ?? ((all) => all[0]))(items);
     },
-    pickAction: async (items) => (script.action ?? ((all) => all[0]))(items),
+    pickAction: async (items) => {
+      actions.push(items);
+      return (script.action ?? ((all) => all[0]))(items);
+    },
     info: (message) => void infos.push(message),
     error: (message) => void errors.push(message),
   };
-  return { ui, sent, infos, errors, threads };
+  return { ui, sent, infos, errors, threads, actions };
 }
 
 test("a picked thread is approved on its deployment, for the folder it was listed in", async () => {
@@ -73,6 +84,49 @@ test("reject sends reject: true and no folder when there is none", async () => {
   assert.equal(await remoteApprovals(h.ui, undefined), "rejected");
   assert.deepEqual(h.sent[1], [REMOTE_APPROVE, { threadId: PENDING.thread_id, deployment: "lab", reject: true }]);
   assert.match(h.infos[0], /^Rejected on lab/);
+});
+
+test("the three actions are offered for the picked thread, approve first", async () => {
+  const h = harness({});
+  await remoteApprovals(h.ui, undefined);
+  assert.deepEqual(h.actions[0].map((a) => [a.label, a.action]), [
+    [APPROVE_ACTION, "approve"],
+    [REJECT_ACTION, "reject"],
+    [CANCEL_ACTION, "cancel"],
+  ]);
+  assert.match(CANCEL_ACTION, /^Cancel run/);
+});
+
+test("cancel run sends invincat/remote/cancel for the thread on its deployment, and nothing else", async () => {
+  const h = harness({ action: (all) => all.find((a) => a.action === "cancel") });
+  assert.equal(await remoteApprovals(h.ui, "file:///p"), "cancelled");
+  assert.deepEqual(h.sent, [
+    [REMOTE_LIST, { folder: "file:///p" }],
+    [REMOTE_CANCEL, { threadId: PENDING.thread_id, deployment: "lab", folder: "file:///p" }],
+  ]);
+  assert.deepEqual(h.infos, ["Cancelled on lab: run r2"]);
+  const bare = harness({ action: (all) => all.find((a) => a.action === "cancel") });
+  await remoteApprovals(bare.ui, undefined);
+  assert.deepEqual(bare.sent[1], [REMOTE_CANCEL, { threadId: PENDING.thread_id, deployment: "lab" }]);
+});
+
+test("a cancel the server refuses is shown as its message, not thrown", async () => {
+  const h = harness({
+    action: (all) => all.find((a) => a.action === "cancel"),
+    cancelFails: "Thread x has no run to cancel (it waits for an approval: reject it instead).",
+  });
+  assert.equal(await remoteApprovals(h.ui, undefined), "failed");
+  assert.deepEqual(h.infos, []);
+  assert.match(h.errors[0], /no run to cancel/);
+});
+
+test("a cancel answer of the wrong shape or with control characters stays text", async () => {
+  for (const cancelled of [null, { deployment: "lab", cancelled: "r2" }, { deployment: "l\u001bab", cancelled: ["r\n2", 7] }]) {
+    const h = harness({ action: (all) => all.find((a) => a.action === "cancel"), cancelled });
+    assert.equal(await remoteApprovals(h.ui, undefined), "cancelled");
+    assert.equal(h.errors.length, 0);
+    assert.doesNotMatch(h.infos[0], /[\u0000-\u001f]/);
+  }
 });
 
 test("closing either pick sends no decision", async () => {
