@@ -1,7 +1,9 @@
 --- `:Invincat remote`: the threads whose run on a LangGraph deployment waits for an
 --- approval (`invincat/remote/list`, docs/remote.md) in a scratch buffer, one call a line
 --- under its thread. `a` on a thread's line asks, then approves every call it waits on;
---- `x` asks, then rejects them (`invincat/remote/approve`, nothing of it runs).
+--- `x` asks, then rejects them (`invincat/remote/approve`, nothing of it runs); `c` asks,
+--- then cancels the thread's pending and running runs (`invincat/remote/cancel`; the core
+--- says when there is none).
 local invincat = require("invincat")
 local protocol = require("invincat.protocol")
 local ui = require("invincat.ui")
@@ -29,7 +31,7 @@ local state = { items = {}, skipped = 0, rows = {}, loaded = false }
 
 local HEADER = {
   " Invincat remote runs waiting for approval",
-  " a approve · x reject · R refresh · q close",
+  " a approve · x reject · c cancel run · R refresh · q close",
   "",
 }
 
@@ -149,6 +151,34 @@ function M.decide(item, reject)
   end)
 end
 
+--- Ask, then cancel the pending and running runs of `item`'s thread; the list refreshes after.
+---@param item invincat.RemotePending?
+function M.cancel(item)
+  if not item then
+    invincat.notify("no remote thread on this line", vim.log.levels.WARN)
+    return
+  end
+  vim.ui.select({ "Cancel run", "Keep running" }, {
+    prompt = ("Cancel the runs of %s on %s?"):format(text(item.thread_id), text(item.deployment)),
+    kind = "invincat.remote",
+  }, function(choice)
+    if choice ~= "Cancel run" then
+      return
+    end
+    local params = { threadId = item.thread_id, deployment = item.deployment, folder = state.folder }
+    invincat.request(protocol.REMOTE_CANCEL, params, function(err, result)
+      if err then
+        invincat.notify(err.message, vim.log.levels.ERROR)
+      else
+        local runs = type(result) == "table" and type(result.cancelled) == "table" and result.cancelled or {}
+        invincat.notify(("cancelled on %s: run %s"):format(text(item.deployment),
+          text(table.concat(vim.tbl_map(text, runs), ", "))))
+      end
+      M.refresh()
+    end)
+  end)
+end
+
 --- `:Invincat remote`: open (or focus) the buffer for the current buffer's project.
 function M.open()
   state.folder = invincat.folder_uri(vim.api.nvim_get_current_buf())
@@ -164,6 +194,9 @@ function M.open()
     map("x", function()
       M.decide(M.at_cursor(), true)
     end, "Invincat: reject the remote thread under the cursor")
+    map("c", function()
+      M.cancel(M.at_cursor())
+    end, "Invincat: cancel the runs of the remote thread under the cursor")
     map("R", M.refresh, "Invincat: refresh the remote list")
     map("q", "<cmd>close<cr>", "Invincat: close the remote list")
   end
