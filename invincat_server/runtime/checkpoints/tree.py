@@ -19,13 +19,13 @@ import json
 import logging
 import os
 import stat
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from invincat_server.runtime import private_files
 from invincat_server.runtime.checkpoints.manifests import FileState, safe_relative
 from invincat_server.runtime.checkpoints.store import ObjectStore, digest_of
+from invincat_server.runtime.git_command import git_output
 
 log = logging.getLogger("invincat.checkpoints")
 
@@ -46,23 +46,10 @@ def git_files(root: Path) -> list[str] | None:
     is not the top of a git work tree (or git is missing or fails)."""
     if not (root / ".git").exists():
         return None
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    try:
-        proc = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "ls-files", "-z", "-co", "--exclude-standard"],
-            cwd=root,
-            env=env,
-            # Never the server's stdin: a stdio server's stdin is its protocol stream.
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    out = git_output(root, ["ls-files", "-z", "-co", "--exclude-standard"], timeout=GIT_TIMEOUT)
+    if out is None:
         return None
-    if proc.returncode != 0:
-        return None
-    names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    names = out.decode("utf-8", "surrogateescape").split("\0")
     return sorted({name for name in names if safe_relative(name)})
 
 

@@ -62,27 +62,18 @@ def clean(value: object, limit: int) -> str | None:
 def git_identity(project_root: Path) -> tuple[str | None, str | None]:
     """(user.name, user.email) as git resolves them for the project; Nones when unset or
     git is missing, slow or refuses (e.g. a repository owned by someone else)."""
-    import subprocess
+    from invincat_server.runtime.git_command import git_output
 
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(project_root),
-                "config",
-                "-z",
-                "--get-regexp",
-                r"^user\.(name|email)$",
-            ],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-        )
-    except (OSError, subprocess.SubprocessError):
+    # Exit 1 with nothing printed when neither is set: the same Nones as a failure.
+    out = git_output(
+        project_root,
+        ["config", "-z", "--get-regexp", r"^user\.(name|email)$"],
+        timeout=GIT_TIMEOUT,
+    )
+    if out is None:
         return None, None
     found: dict[str, str] = {}
-    for item in done.stdout.split(b"\0"):
+    for item in out.split(b"\0"):
         key, _, value = item.partition(b"\n")
         with contextlib.suppress(UnicodeDecodeError):
             found[key.decode("ascii")] = value.decode("utf-8")  # the last one wins, as in git

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import getpass
 import re
-import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from invincat_server.runtime.git_command import git_output
 
 GIT_TIMEOUT = 15.0
 MAX_NAME = 400
@@ -73,19 +74,10 @@ def normalise_remote(url: str) -> str | None:
 
 def origin_url(project_root: Path) -> str | None:
     """`git remote get-url origin` of the project, None without git, a repo or origin."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(project_root), "remote", "get-url", "origin"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    out = git_output(project_root, ["remote", "get-url", "origin"], timeout=GIT_TIMEOUT)
+    if out is None:
         return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.decode("utf-8", errors="replace").strip() or None
+    return out.decode("utf-8", errors="replace").strip() or None
 
 
 def project_namespace(project_root: Path, configured: str | None = None) -> str:
