@@ -110,6 +110,16 @@ def latest_messages(settings: Settings, thread_key: str) -> list[dict[str, Any]]
     return read_sqlite(settings.threads_db, thread_key)
 
 
+def _closing(records: ThreadRecords, conn: Any) -> Callable[[], Awaitable[None]]:
+    """Release the records, then the saver's connection (either backend's)."""
+
+    async def close() -> None:
+        await records.close()
+        await conn.close()
+
+    return close
+
+
 async def _open_sqlite(settings: Settings) -> Checkpointing:
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -130,11 +140,7 @@ async def _open_sqlite(settings: Settings) -> Checkpointing:
         await conn.close()
         raise
 
-    async def close() -> None:
-        await records.close()
-        await conn.close()
-
-    return Checkpointing(saver, records, close)
+    return Checkpointing(saver, records, _closing(records, conn))
 
 
 async def _open_postgres(url: str, settings: Settings) -> Checkpointing:
@@ -160,8 +166,4 @@ async def _open_postgres(url: str, settings: Settings) -> Checkpointing:
         await conn.close()
         raise
 
-    async def close() -> None:
-        await records.close()
-        await conn.close()
-
-    return Checkpointing(saver, records, close)
+    return Checkpointing(saver, records, _closing(records, conn))
