@@ -89,7 +89,10 @@ def _private_cluster() -> Iterator[str]:
     sock_dir.mkdir()
     password = secrets.token_hex(16)
     pwfile = top / "pw"
-    pwfile.write_text(password + "\n")
+    # The cluster's superuser password: 0600 from the start, never readable by others.
+    fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(password + "\n")
     if os.geteuid() == 0:
         shutil.chown(top, "postgres")
         shutil.chown(sock_dir, "postgres")
