@@ -84,6 +84,9 @@ class Settings:
     text_tool_calls: str = "auto"
     """`auto`: a response with no structured tool calls is searched for calls written as
     text (`INVINCAT_TEXT_TOOL_CALLS` / `text_tool_calls`); `off`: its text is the answer."""
+    attach_named_files: bool = True
+    """Workspace files the prompt names without `@` (`fix calc.py`) are attached like
+    `@` mentions (`INVINCAT_ATTACH_NAMED_FILES` / `attach_named_files`; runtime/mentions.py)."""
     max_repeated_calls: int = DEFAULT_MAX_REPEATED_CALLS
     """The how-many-th identical tool call of a turn is not run but answered with an error,
     0 for never (`INVINCAT_MAX_REPEATED_CALLS` / `max_repeated_calls`); two more end the
@@ -286,6 +289,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         shell_keep_env=keep_env,
         shell_env_warnings=tuple(warnings),
         text_tool_calls=_text_tool_calls(pick("INVINCAT_TEXT_TOOL_CALLS", "text_tool_calls")),
+        attach_named_files=_flag(
+            pick("INVINCAT_ATTACH_NAMED_FILES", "attach_named_files"), "attach_named_files", True
+        ),
         max_repeated_calls=_max_repeated_calls(
             pick("INVINCAT_MAX_REPEATED_CALLS", "max_repeated_calls")
         ),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from invincat_server.runtime.policy.workspace import Workspace, WorkspaceError
 
-__all__ = ["FENCE_LANGUAGES", "Mention", "find_mentions"]
+__all__ = ["FENCE_LANGUAGES", "MAX_NAMED_FILES", "Mention", "find_mentions", "find_named_files"]
 
 FENCE_LANGUAGES = {
     ".py": "python",
@@ -67,6 +67,8 @@ class Mention:
     path: Path | None
     """The resolved file, None when it cannot be attached (`problem` says why)."""
     problem: str | None = None
+    named: bool = False
+    """Named in the prose of the prompt without `@` (`find_named_files`), not mentioned."""
 
 
 def find_mentions(prompt: str, workspace: Workspace) -> list[Mention]:
@@ -98,4 +100,46 @@ def find_mentions(prompt: str, workspace: Workspace) -> list[Mention]:
             seen.add(text)
             why = "it is a directory, not a file" if path.is_dir() else "no such file"
             found.append(Mention(text, None, f"@{text} was not attached: {why} in the workspace."))
+    return found
+
+
+MAX_NAMED_FILES = 5
+"""Files attached because the prompt names them without `@`: a prompt that lists a whole
+folder attaches the first five, the model reads the others when it needs them."""
+
+MAX_NAME_CHARS = 1024
+"""A longer word is no file name (Linux caps a path's component at 255 bytes)."""
+
+# A word of the prompt: a run without spaces, then the quotes, backticks and brackets
+# around it and the sentence's punctuation after it stripped (`calc.py`, "(calc.py)").
+_WORD = re.compile(r"[^\s]+")
+_WRAPPING = "\"'`()[]{}<>*"
+
+
+def find_named_files(prompt: str, workspace: Workspace, taken: set[Path]) -> list[Mention]:
+    """Workspace files the prompt names in its prose, as `calc.py` or `src/app.py` in
+    "fix the bug in calc.py": attached as if mentioned, so a model sees the file it was
+    asked about instead of answering without reading it (small models do). Unlike an
+    `@path` mention a name is often a file still to be written, so one that does not
+    resolve to an existing workspace file (missing, a directory, outside the workspace,
+    protected, a link leading out) is ordinary text and left out without a word.
+    `taken`: files already attached (the `@` mentions), not attached twice."""
+    found: list[Mention] = []
+    seen = set(taken)
+    for match in _WORD.finditer(_FENCED.sub(" ", prompt)):
+        text = match.group(0).strip(_WRAPPING).rstrip(_TRAILING).strip(_WRAPPING)
+        if not text or text.startswith("@") or "://" in text or not _has_file_extension(text):
+            continue
+        if len(text) > MAX_NAME_CHARS:
+            continue
+        try:
+            path = workspace.resolve(text)
+            if path in seen or not path.is_file():
+                continue
+        except (WorkspaceError, OSError, ValueError):  # a name too long, a NUL byte
+            continue
+        seen.add(path)
+        found.append(Mention(text, path, named=True))
+        if len(found) == MAX_NAMED_FILES:
+            break
     return found

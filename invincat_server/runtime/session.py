@@ -25,6 +25,7 @@ from invincat_server.runtime.editor_context import (
     EditorContext,
     build_context_block,
     find_mentions,
+    find_named_files,
     left_out_notice,
 )
 from invincat_server.runtime.errors import SessionError, UnknownThreadError
@@ -184,6 +185,9 @@ class Session:
             raise SessionError(problem)
         source = documents or self.documents.default
         mentions = find_mentions(prompt, self.workspace)
+        if self.settings.attach_named_files:
+            taken = {mention.path for mention in mentions if mention.path is not None}
+            mentions += find_named_files(prompt, self.workspace, taken)
         block, labels = build_context_block(
             context, mentions, self.workspace, lambda path: self._read_current(path, source)
         )
