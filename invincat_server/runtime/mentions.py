@@ -88,12 +88,18 @@ def find_mentions(prompt: str, workspace: Workspace) -> list[Mention]:
         looks_like_path = quoted is not None or "/" in text or _has_file_extension(text)
         try:
             path = workspace.resolve(text)
+            is_file = path.is_file()
         except WorkspaceError as exc:
             if looks_like_path:
                 seen.add(text)
                 found.append(Mention(text, None, f"@{text} was not attached: {exc}"))
             continue
-        if path.is_file():
+        except OSError as exc:  # a name longer than the file system allows
+            seen.add(text)
+            why = exc.strerror or "not a usable file name"
+            found.append(Mention(text, None, f"@{text[:80]} was not attached: {why}."))
+            continue
+        if is_file:
             seen.add(text)
             found.append(Mention(text, path))
         elif looks_like_path:

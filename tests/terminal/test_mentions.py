@@ -48,3 +48,18 @@ def test_a_mention_outside_the_workspace_or_of_a_memory_store_is_not_read(
     errors = [e["message"] for e in result.of_type("error")]
     assert len(errors) == 2
     assert "outside the workspace" in errors[0] and "protected memory data" in errors[1]
+
+
+def test_a_mention_too_long_for_a_file_name_costs_only_itself(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("A = 1\n")
+    fake_openai.add_steps([{"content": "ok"}])
+    prompt = "@" + "y" * 300 + ".py and @app.py"
+    result = run_invincat(["chat", prompt, "--json", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    content = fake_openai.chat_requests()[-1]["messages"][-1]["content"]
+    assert "File app.py (mentioned as @)" in content
+    [error] = [e["message"] for e in result.of_type("error") if "was not attached" in e["message"]]
+    assert error == "@" + "y" * 80 + " was not attached: File name too long."
