@@ -70,7 +70,8 @@ class LiveInvincat:
         self.seen: list[dict[str, Any]] = []
         self.stderr_chunks: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
+        self._err_reader = threading.Thread(target=self._pump_err, daemon=True)
+        self._err_reader.start()
 
     def _pump(self) -> None:
         assert self.proc.stdout is not None
@@ -128,6 +129,9 @@ class LiveInvincat:
                 break
             if line.strip():
                 self.seen.append(json.loads(line))
+        # stderr has its own reader: on a loaded machine it may still be reading what the
+        # process wrote last (the warm client's "worker ended ..." line) after stdout's EOF.
+        self._err_reader.join(timeout=DEADLINE)
         return code
 
     @property
