@@ -89,28 +89,8 @@ _TOOLS_REFUSED = re.compile(
 )
 
 
-def force_the_one_tool(payload: dict[str, Any]) -> dict[str, Any]:
-    """`payload` with a forced tool sent as `"required"` when it is the only tool offered.
-
-    The two mean the same then, and `"required"` is the form more servers honour:
-    llama.cpp's `llama-server` reads `tool_choice` as a string only and takes an object
-    for `"auto"` without a word (server-common.cpp's `json_value` falls back to the
-    default), so the memory model was free to answer with text or call a tool that does
-    not exist, while `"required"` makes it constrain the answer to a call of that tool.
-    OpenAI, vLLM and SGLang take both forms; Ollama ignores either."""
-    choice, tools = payload.get("tool_choice"), payload.get("tools")
-    if not isinstance(choice, dict) or not isinstance(tools, list) or len(tools) != 1:
-        return payload
-    forced = (choice.get("function") or {}).get("name")
-    offered = (tools[0].get("function") or {}).get("name") if isinstance(tools[0], dict) else None
-    if choice.get("type") == "function" and forced is not None and forced == offered:
-        payload["tool_choice"] = "required"
-    return payload
-
-
 def adapt_payload(payload: dict[str, Any], token_param: str, refused: Set[str]) -> dict[str, Any]:
     """`payload` without what this server refused, its cap under the first name it took."""
-    force_the_one_tool(payload)
     for name in ("tool_choice", "parallel_tool_calls", "temperature"):
         if name in refused:
             payload.pop(name, None)

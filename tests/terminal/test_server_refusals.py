@@ -34,27 +34,6 @@ def test_the_memory_agents_forced_tool_choice_is_dropped_when_refused(
     assert "Traceback" not in result.stderr
 
 
-def test_the_memory_agents_one_tool_is_forced_as_required(
-    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
-) -> None:
-    """llama-server takes a named tool_choice for "auto" without an error, so the memory
-    model went unforced there; with its one tool, "required" forces the same call."""
-    memory = {"model": "memory-model"}
-    fake_openai.add_steps([{"match": memory, "content": "{}"}, {"content": "Hi."}])
-    env = {
-        **invincat_env,
-        "INVINCAT_MEMORY_MODEL": "memory-model",
-        "INVINCAT_MEMORY_EXTRACTION": "on",
-    }
-    result = run_invincat(["chat", "hello", "--json", "--cwd", str(workspace)], env)
-    assert result.code == 0, result.stdout + result.stderr
-    [asked] = [r for r in fake_openai.chat_requests() if r["model"] == "memory-model"]
-    assert asked["tool_choice"] == "required"
-    assert [t["function"]["name"] for t in asked["tools"]] == ["submit_memory_operations"]
-    [main] = [r for r in fake_openai.chat_requests() if r["model"] != "memory-model"]
-    assert main.get("tool_choice") in (None, "auto")
-
-
 def test_a_model_without_tool_calling_ends_the_turn_saying_what_to_do(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:

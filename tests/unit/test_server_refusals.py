@@ -16,11 +16,7 @@ import pytest
 from invincat_server.runtime.config import Settings
 from invincat_server.runtime.errors import ToolCallingUnsupportedError
 from invincat_server.runtime.models import build_chat_model
-from invincat_server.runtime.request_params import (
-    force_the_one_tool,
-    refused_param,
-    refuses_tools,
-)
+from invincat_server.runtime.request_params import refused_param, refuses_tools
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.deadlines import DEADLINE
 
@@ -246,31 +242,3 @@ async def test_a_refused_temperature_is_dropped(
     assert (await model.ainvoke("hi")).content == "ok"
     first, second = fake_openai.chat_requests()
     assert first["temperature"] == 0.2 and "temperature" not in second
-
-
-def _tool(name: str) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
-
-
-def _named(name: str) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name}}
-
-
-@pytest.mark.parametrize(
-    ("payload", "sent"),
-    [
-        ({"tools": [_tool("submit")], "tool_choice": _named("submit")}, "required"),
-        # Two tools: naming one is not the same as requiring some call.
-        ({"tools": [_tool("a"), _tool("b")], "tool_choice": _named("a")}, _named("a")),
-        # A name that is not the tool offered stays the server's to refuse.
-        ({"tools": [_tool("a")], "tool_choice": _named("b")}, _named("b")),
-        ({"tools": [_tool("a")], "tool_choice": "auto"}, "auto"),
-        ({"tools": [_tool("a")], "tool_choice": {"type": "function"}}, {"type": "function"}),
-        ({"tools": ["not a tool"], "tool_choice": _named("a")}, _named("a")),
-        ({"tool_choice": _named("a")}, _named("a")),
-    ],
-)
-def test_a_forced_tool_is_sent_as_required_only_when_it_is_the_one_offered(
-    payload: dict[str, Any], sent: object
-) -> None:
-    assert force_the_one_tool(payload)["tool_choice"] == sent
