@@ -102,9 +102,16 @@ class _Candidate:
     """A call that names its tool but is not valid JSON: the decoder's complaint."""
 
 
-def find_text_tool_calls(text: str, tools: Mapping[str, Mapping[str, Any] | None]) -> TextToolCalls:
+def find_text_tool_calls(
+    text: str, tools: Mapping[str, Mapping[str, Any] | None], *, any_name_as: str | None = None
+) -> TextToolCalls:
     """The calls written in `text` (the assistant's own content), checked against `tools`
-    (offered name → its JSON schema for the arguments; None: no schema to check)."""
+    (offered name → its JSON schema for the arguments; None: no schema to check).
+
+    `any_name_as`: a call of a name not offered is taken as a call of this tool, its
+    arguments checked against that tool's schema: for a caller that offers one tool only,
+    where a small model misnaming it (`write_memory` for `submit_memory_operations`)
+    can only have meant that one."""
     if not isinstance(text, str) or not text.strip() or not tools:
         return TextToolCalls()
     if len(text) > MAX_TEXT_CHARS:
@@ -121,7 +128,7 @@ def find_text_tool_calls(text: str, tools: Mapping[str, Mapping[str, Any] | None
             if len(calls) >= _MAX_CALLS:
                 ignored.append(f"more than {_MAX_CALLS} calls in one answer")
                 return TextToolCalls(calls, ignored)
-            call = _checked(raw, candidate, tools, ignored)
+            call = _checked(raw, candidate, tools, ignored, any_name_as)
             if call is not None:
                 calls.append(call)
     return TextToolCalls(calls, ignored)
@@ -382,6 +389,7 @@ def _checked(
     candidate: _Candidate,
     tools: Mapping[str, Mapping[str, Any] | None],
     ignored: list[str],
+    any_name_as: str | None = None,
 ) -> TextCall | None:
     if not isinstance(raw, dict):
         if candidate.explicit:
@@ -391,6 +399,8 @@ def _checked(
     arg_key = next((k for k in _ARG_KEYS if k in raw), None)
     if name is None or (arg_key is None and not candidate.explicit):
         return None  # not shaped like a call: ordinary JSON in the answer
+    if name not in tools and any_name_as is not None and any_name_as in tools:
+        name = any_name_as
     shown = _shown(name)
     if name not in tools:
         if not candidate.explicit:

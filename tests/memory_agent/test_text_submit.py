@@ -13,8 +13,10 @@ from tests.memory_agent.test_extraction import MEMORY_MODEL, ON, create, main, m
 from tests.sessions import SessionFactory, run_turn
 
 
-def written(operations: Any, form: str = "fenced") -> dict[str, Any]:
-    call = json.dumps({"name": "submit_memory_operations", "arguments": {"operations": operations}})
+def written(
+    operations: Any, form: str = "fenced", name: str = "submit_memory_operations"
+) -> dict[str, Any]:
+    call = json.dumps({"name": name, "arguments": {"operations": operations}})
     content = f"```json\n{call}\n```" if form == "fenced" else f"<tool_call>{call}</tool_call>"
     return {"match": {"model": MEMORY_MODEL}, "content": content}
 
@@ -51,5 +53,29 @@ async def test_off_refuses_a_text_submit(
 ) -> None:
     fake_openai.add_steps([main("Noted."), written([create("Lint with ruff", "Tooling")])])
     session = await make_session(**ON, INVINCAT_TEXT_TOOL_CALLS="off")
+    await run_turn(session, "remember: we lint with ruff", follow=True)
+    assert session.memory.list() == []
+
+
+@pytest.mark.parametrize("form", ["fenced", "hermes"])
+async def test_a_misnamed_submit_is_still_the_one_tool_and_governed(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory, form: str
+) -> None:
+    """The memory model is offered one tool: a small model that calls it `write_memory`
+    (seen with Qwen2.5-Coder-1.5B) meant that one; its operations are governed as ever."""
+    secret = "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0"
+    operations = [create("Lint with ruff", "Tooling"), create(f"key {secret}", "Tooling")]
+    fake_openai.add_steps([main("Noted."), written(operations, form, name="write_memory")])
+    session = await make_session(**ON)
+    await run_turn(session, "remember: we lint with ruff", follow=True)
+    stored = [e.content for e in session.memory.list()]
+    assert "Lint with ruff" in stored and not any(secret in c for c in stored), stored
+
+
+async def test_a_misnamed_submit_without_operations_stores_nothing(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory
+) -> None:
+    fake_openai.add_steps([main("Noted."), written("not a list", name="write_memory")])
+    session = await make_session(**ON)
     await run_turn(session, "remember: we lint with ruff", follow=True)
     assert session.memory.list() == []

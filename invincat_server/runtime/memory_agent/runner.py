@@ -114,9 +114,14 @@ def parse_proposal(reply: Any, *, text_tool_calls: bool = True) -> list[Any]:
     if getattr(reply, "invalid_tool_calls", None):
         bad = reply.invalid_tool_calls[0]
         raise ProposalError(f"the memory model sent malformed tool arguments: {bad.get('error')}")
-    for call in getattr(reply, "tool_calls", None) or []:
+    calls = getattr(reply, "tool_calls", None) or []
+    for call in calls:
         if call["name"] == SUBMIT_TOOL:
             return _operations(call["args"])
+    if len(calls) == 1:
+        # Its only tool, misnamed (a small model's `write_memory`): nothing else was
+        # offered, and the operations are checked like any others.
+        return _operations(calls[0]["args"])
     text = reply.text.strip() if hasattr(reply, "text") else ""
     if text and text_tool_calls:
         written = _written_submit(text)
@@ -148,7 +153,7 @@ def _written_submit(text: str) -> list[Any] | None:
     from invincat_server.runtime.text_tool_calls import find_text_tool_calls
 
     schema = submit_tool_schema()["function"]["parameters"]
-    for call in find_text_tool_calls(text, {SUBMIT_TOOL: schema}).calls:
+    for call in find_text_tool_calls(text, {SUBMIT_TOOL: schema}, any_name_as=SUBMIT_TOOL).calls:
         if call.error is not None:
             raise ProposalError(f"the memory model wrote {SUBMIT_TOOL} as text, but {call.error}")
         return _operations(call.args)
