@@ -148,8 +148,12 @@ def _markup_candidates(text: str) -> list[_Candidate]:
         # argument may contain `</tool_call>` or braces.
         decoded = _decode_at(text, body_start, attempts)
         if decoded is not None:
-            value, consumed = decoded
-            found.append(_Candidate(value, tag, True))
+            # One tag may hold several calls, one JSON object a line (Qwen2.5-Coder writes
+            # `<tools>` with a call per line): each is taken, up to the first non-JSON.
+            while decoded is not None:
+                value, consumed = decoded
+                found.append(_Candidate(value, tag, True))
+                decoded = _decode_at(text, _after_separator(text, consumed), attempts)
             continue
         close = text.find(f"</{tag}>", body_start)
         body = text[body_start : close if close >= 0 else len(text)]
@@ -168,6 +172,15 @@ def _markup_candidates(text: str) -> list[_Candidate]:
         rest = text.split(_PYTHON_TAG, 1)[1]
         found = [_Candidate(v, "python_tag", True) for v in _json_values(rest, attempts)]
     return found
+
+
+def _after_separator(text: str, position: int) -> int:
+    """Past the blanks and at most one `,` that may stand between two calls of a tag."""
+    while position < len(text) and text[position].isspace():
+        position += 1
+    if position < len(text) and text[position] == ",":
+        position += 1
+    return position
 
 
 def _decode_at(text: str, start: int, attempts: _Budget) -> tuple[Any, int] | None:

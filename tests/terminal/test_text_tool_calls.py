@@ -92,6 +92,33 @@ def test_a_text_read_runs_without_asking(
     assert said.endswith("It prints a line.")
 
 
+def test_every_call_of_one_markup_block_runs_and_each_write_asks(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Qwen2.5-Coder-1.5B writes several calls in one `<tools>` block, a JSON object a
+    line: each one is taken (only the first was), and each write is asked about."""
+    (workspace / "a.py").write_text("A = 1\n")
+    lines = [
+        {"name": "read_file", "arguments": {"path": "a.py"}},
+        {"name": "write_file", "arguments": {"path": "b.txt", "content": "B\n"}},
+        {"name": "write_file", "arguments": {"path": "c.txt", "content": "C\n"}},
+    ]
+    block = "<tools>\n" + "\n".join(json.dumps(line) for line in lines) + "\n</tools>"
+    fake_openai.add_steps([text(block), text("Done.", has_tool_result=True)])
+    result = run_invincat(
+        ["chat", "do it", "--json", "--cwd", str(workspace)], invincat_env, input="y\nn\n\n"
+    )
+    assert result.code == 0, result.stderr
+    assert [c["name"] for c in result.of_type("tool_call")] == [
+        "read_file",
+        "write_file",
+        "write_file",
+    ]
+    asked = [a["args"]["path"] for a in result.of_type("approval_requested")]
+    assert asked == ["b.txt", "c.txt"]
+    assert (workspace / "b.txt").read_text() == "B\n" and not (workspace / "c.txt").exists()
+
+
 def test_a_text_call_to_a_tool_not_offered_does_not_run(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:

@@ -325,3 +325,17 @@ def test_a_call_naming_no_tool_next_to_prose_stays_an_example() -> None:
         '```json\n{"name": "worker", "arguments": {}}\n{"name": "x", "arguments": {}}\n```',
     ):
         assert found(text) == [], text
+
+
+def test_several_calls_in_one_tag_are_all_taken() -> None:
+    block = (
+        '<tools>\n{"name": "read_file", "arguments": {"path": "a.py"}}\n'
+        '{"name": "read_file", "arguments": {"path": "b.py"}},\n'
+        '{"name": "ls", "arguments": {}}\nand prose after\n</tools>'
+    )
+    found = find_text_tool_calls(block, {"read_file": None, "ls": None})
+    assert [(c.name, c.args) for c in found.calls] == [
+        ("read_file", {"path": "a.py"}),
+        ("read_file", {"path": "b.py"}),
+        ("ls", {}),
+    ]
