@@ -435,7 +435,7 @@ def _checked(
             "write it again as one JSON object, each string in double quotes with its "
             'newlines written \\n (Python\'s """ strings are not JSON)',
         )
-    args, error = _arguments(raw.get(arg_key) if arg_key else {})
+    args, error = _arguments(raw.get(arg_key) if arg_key else {}, tools[name])
     if error is None and candidate.text_values:
         args = _typed(args, tools[name])
     if error is None:
@@ -445,7 +445,7 @@ def _checked(
     return TextCall(name, args if error is None else {}, candidate.format, error)
 
 
-def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+def _arguments(raw: Any, schema: Mapping[str, Any] | None) -> tuple[dict[str, Any], str | None]:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw) if raw.strip() else {}
@@ -453,9 +453,23 @@ def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
             return {}, f"they are not valid JSON ({exc})"
     if raw is None:
         raw = {}
+    if isinstance(raw, list) and (only := _only_array_parameter(schema)) is not None:
+        # `"arguments": [...]` for a tool whose one parameter is a list (write_todos'
+        # todos, the memory agent's operations): small models leave out the one key.
+        raw = {only: raw}
     if not isinstance(raw, dict):
         return {}, f"they must be a JSON object, not {type(raw).__name__}"
     return raw, None
+
+
+def _only_array_parameter(schema: Mapping[str, Any] | None) -> str | None:
+    """The name of the tool's one parameter when it is its only one and an array."""
+    properties = (schema or {}).get("properties")
+    if not isinstance(properties, Mapping) or len(properties) != 1:
+        return None
+    [(name, spec)] = properties.items()
+    kind = spec.get("type") if isinstance(spec, Mapping) else None
+    return name if kind == "array" or (isinstance(kind, list) and "array" in kind) else None
 
 
 def _schema_error(args: dict[str, Any], schema: Mapping[str, Any] | None) -> str | None:

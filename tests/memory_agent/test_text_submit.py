@@ -79,3 +79,17 @@ async def test_a_misnamed_submit_without_operations_stores_nothing(
     session = await make_session(**ON)
     await run_turn(session, "remember: we lint with ruff", follow=True)
     assert session.memory.list() == []
+
+
+async def test_a_submit_whose_arguments_are_the_operations_list_is_understood(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory
+) -> None:
+    """`"arguments": [ops]` without the `operations` key (Qwen2.5-Coder-1.5B, bench run 6)."""
+    call = json.dumps(
+        {"name": "submit_memory_operations", "arguments": [create("Lint with ruff", "Tooling")]}
+    )
+    step = {"match": {"model": MEMORY_MODEL}, "content": f"```json\n{call}\n```"}
+    fake_openai.add_steps([main("Noted."), step])
+    session = await make_session(**ON)
+    await run_turn(session, "remember: we lint with ruff", follow=True)
+    assert [e.content for e in session.memory.list()] == ["Lint with ruff"]

@@ -339,3 +339,29 @@ def test_several_calls_in_one_tag_are_all_taken() -> None:
         ("read_file", {"path": "b.py"}),
         ("ls", {}),
     ]
+
+
+TODOS = {
+    "type": "object",
+    "properties": {"todos": {"type": "array", "items": {"type": "object"}}},
+    "required": ["todos"],
+}
+TWO = {"type": "object", "properties": {"a": {"type": "array"}, "b": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "args", "error"),
+    [
+        (TODOS, {"todos": [{"content": "x"}]}, None),
+        # Two parameters: which one the list was meant for is anybody's guess.
+        (TWO, {}, "they must be a JSON object, not list"),
+        ({"type": "object", "properties": {"s": {"type": "string"}}}, {}, "not list"),
+    ],
+)
+def test_a_list_for_the_arguments_fills_a_tools_one_array_parameter(
+    schema: dict[str, object], args: dict[str, object], error: str | None
+) -> None:
+    text = '<tool_call>{"name": "t", "arguments": [{"content": "x"}]}</tool_call>'
+    [call] = find_text_tool_calls(text, {"t": schema}).calls
+    assert call.args == args
+    assert (call.error is None) if error is None else (error in str(call.error))
