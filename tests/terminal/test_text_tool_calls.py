@@ -399,3 +399,31 @@ def test_a_lone_call_to_a_tool_not_offered_is_fed_back_instead_of_ending_the_tur
     assert result.of_type("approval_requested") == []
     said = "".join(e["text"] for e in result.of_type("message_delta"))
     assert said.endswith("add subtracts: that is the bug.")
+
+
+def test_an_empty_answer_is_asked_again_once(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Qwen2.5-Coder-1.5B answered `<tools></tools>` and the turn ended with nothing said."""
+    fake_openai.add_steps([text("<tools></tools>"), text("It computes a circle's area.")])
+    result = run_invincat(["chat", "explain", "--json", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    said = "".join(e["text"] for e in result.of_type("message_delta"))
+    assert said.endswith("It computes a circle's area.")
+    second = fake_openai.chat_requests()[-1]["messages"]
+    assert "Your last answer was empty" in second[-1]["content"]
+    assert second[-2]["role"] == "assistant" and second[-2]["content"] == "<tools></tools>"
+
+    # Empty twice: the turn ends (no loop), and the thread keeps no note.
+    fake_openai.add_steps([text("  "), text("<tool_call>\n</tool_call>"), text("Hi.")])
+    thread = result.of_type("turn_start")[0]["thread_id"]
+    again = run_invincat(
+        ["chat", "and?", "--thread", thread, "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert again.code == 0, again.stderr
+    assert len(fake_openai.chat_requests()) == 4
+    run_invincat(
+        ["chat", "hi", "--thread", thread, "--json", "--cwd", str(workspace)], invincat_env
+    )
+    history = fake_openai.chat_requests()[-1]["messages"]
+    assert not any("Your last answer was empty" in str(m.get("content")) for m in history)

@@ -19,12 +19,13 @@ thread's record) and says in `additional_kwargs[AUDIT_KEY]` what was found.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 
 from invincat_server.runtime.text_tool_calls import TextToolCalls, find_text_tool_calls
 
@@ -113,6 +114,28 @@ def _audit(found: TextToolCalls, calls: list[ToolCall]) -> dict[str, Any]:
     }
 
 
+EMPTY_ANSWER_NOTE = (
+    "Your last answer was empty. Answer the request above in plain words, or call one of "
+    "the tools to do it."
+)
+# Markup with nothing inside (`<tools></tools>`, `<tool_call>\n</tool_call>`): what a
+# small model echoes of its prompt's tool section when it has nothing to call.
+_EMPTY_MARKUP = re.compile(r"<(tools|tool_call|function_call)>\s*</\1>")
+
+
+def _empty_answer(result: Sequence[BaseMessage]) -> AIMessage | None:
+    """The answer when it says nothing at all: no tool call, and no text but blanks or
+    empty tool markup (Qwen2.5-Coder-1.5B answered `<tools></tools>` and the turn ended
+    there, bench run 6)."""
+    answers = [m for m in result if isinstance(m, AIMessage)]
+    if len(answers) != 1:
+        return None
+    [answer] = answers
+    if answer.tool_calls or answer.invalid_tool_calls:
+        return None
+    return answer if not _EMPTY_MARKUP.sub("", answer.text).strip() else None
+
+
 class TextToolCallMiddleware(AgentMiddleware):
     """Applies `with_text_tool_calls` to every model answer of the agent it is given to
     (listed last, so it wraps the model call innermost)."""
@@ -123,6 +146,12 @@ class TextToolCallMiddleware(AgentMiddleware):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         response = await handler(request)
+        empty = _empty_answer(response.result)
+        if empty is not None:
+            # Asked once more, with the empty answer and a note; only the second answer
+            # is kept (the note is not the user's words, so it stays out of the thread).
+            again = [*request.messages, empty, HumanMessage(EMPTY_ANSWER_NOTE)]
+            response = await handler(request.override(messages=again))
         result = list(response.result)
         for index in range(len(result) - 1, -1, -1):
             message = result[index]
