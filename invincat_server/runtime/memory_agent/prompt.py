@@ -51,6 +51,13 @@ Rules:
 - When unsure, submit a single noop. Being conservative is correct."""
 INSTRUCTIONS_HEADING = "## Project instruction files (read-only, already shown to the assistant)"
 
+NOTHING_TO_CITE = (
+    "No project file was read in this conversation: there is nothing to cite, so give no citations."
+)
+"""Said when the run has no evidence: a small model cited AGENTS.md lines it never saw
+(Qwen2.5-Coder-1.5B, bench run 7), and a citation of an unseen file drops the operation,
+so the fact the user asked to remember was lost."""
+
 EXPLICIT_NOTE = (
     "The user explicitly asked for something to be remembered in this conversation: store it "
     "with confidence high and a score of at least 80 (hot)."
@@ -100,6 +107,8 @@ def user_message(
     parts.append(f"## New conversation\n{bounded_slice(conversation)}")
     if evidence:
         parts.append("## Project evidence (tool results)\n" + json.dumps(list(evidence), indent=1))
+    elif not stale:
+        parts.append(NOTHING_TO_CITE)
     if stale:
         parts.append(
             f"{STALE_HEADING}\nThese entries may be stale: the text they cite changed or is "
