@@ -121,6 +121,8 @@ def find_text_tool_calls(
     candidates = _markup_candidates(text)
     if not candidates:
         candidates = list(_json_candidates(text))
+    if not any(_call_shaped(c.value) for c in candidates):
+        candidates = _tool_tags(text, tools) or candidates
     calls: list[TextCall] = []
     ignored: list[str] = []
     for candidate in candidates:
@@ -181,6 +183,35 @@ def _after_separator(text: str, position: int) -> int:
     if position < len(text) and text[position] == ",":
         position += 1
     return position
+
+
+def _call_shaped(value: Any) -> bool:
+    """A value that names a tool: an object with a name key, or a list holding one."""
+    items = value if isinstance(value, list) else [value]
+    return any(
+        isinstance(item, dict) and any(isinstance(item.get(k), str) for k in _NAME_KEYS)
+        for item in items
+    )
+
+
+_TOOL_TAG = re.compile(r"<([A-Za-z_][A-Za-z0-9_.-]{0,63})>")
+
+
+def _tool_tags(text: str, tools: Mapping[str, Any]) -> list[_Candidate]:
+    """`<grep>{"pattern": …}</grep>`: a tag named after an offered tool around its
+    arguments, as Qwen2.5-Coder-1.5B wrote when it had seen `<tools>` in its prompt (bench
+    run 7). Only a tag that is an offered tool's name and opens a JSON object counts."""
+    text = _without_foreign_fences(text)
+    found: list[_Candidate] = []
+    attempts = _Budget()
+    for match in _TOOL_TAG.finditer(text):
+        name = match.group(1)
+        if name not in tools:
+            continue
+        decoded = _decode_at(text, match.end(), attempts)
+        if decoded is not None and isinstance(decoded[0], dict):
+            found.append(_Candidate({"name": name, "arguments": decoded[0]}, "tool_tag", True))
+    return found
 
 
 def _decode_at(text: str, start: int, attempts: _Budget) -> tuple[Any, int] | None:

@@ -427,3 +427,17 @@ def test_an_empty_answer_is_asked_again_once(
     )
     history = fake_openai.chat_requests()[-1]["messages"]
     assert not any("Your last answer was empty" in str(m.get("content")) for m in history)
+
+
+def test_a_write_in_a_tag_named_after_the_tool_asks_and_a_refused_one_writes_nothing(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    args = json.dumps({"path": "cli.py", "content": "print('verbose on')\n"})
+    fake_openai.add_steps([text(f"<write_file>\n{args}\n</write_file>"), text("OK, not.")])
+    result = run_invincat(
+        ["chat", "add the flag", "--json", "--cwd", str(workspace)], invincat_env, input="n\n\n"
+    )
+    assert result.code == 0, result.stderr
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "write_file" and asked["args"]["path"] == "cli.py"
+    assert not (workspace / "cli.py").exists()

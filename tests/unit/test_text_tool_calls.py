@@ -365,3 +365,20 @@ def test_a_list_for_the_arguments_fills_a_tools_one_array_parameter(
     [call] = find_text_tool_calls(text, {"t": schema}).calls
     assert call.args == args
     assert (call.error is None) if error is None else (error in str(call.error))
+
+
+def test_a_tag_named_after_an_offered_tool_holds_its_arguments() -> None:
+    text = (
+        'Searching.\n<grep>\n{"pattern": "parser", "path": "cli.py"}\n</grep>\n'
+        '<b>bold</b> <ls>not json</ls> <rm>{"path": "x"}</rm>'
+    )
+    found = find_text_tool_calls(text, {"grep": None, "ls": None})
+    assert [(c.name, c.args, c.format) for c in found.calls] == [
+        ("grep", {"pattern": "parser", "path": "cli.py"}, "tool_tag")
+    ]
+
+
+def test_a_tool_tag_is_not_read_when_the_answer_holds_a_named_call() -> None:
+    text = '<tool_call>{"name": "ls", "arguments": {}}</tool_call> <grep>{"pattern": "x"}</grep>'
+    found = find_text_tool_calls(text, {"grep": None, "ls": None})
+    assert [c.name for c in found.calls] == ["ls"]
