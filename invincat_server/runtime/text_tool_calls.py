@@ -484,10 +484,14 @@ def _arguments(raw: Any, schema: Mapping[str, Any] | None) -> tuple[dict[str, An
             return {}, f"they are not valid JSON ({exc})"
     if raw is None:
         raw = {}
-    if isinstance(raw, list) and (only := _only_array_parameter(schema)) is not None:
+    only = _only_array_parameter(schema)
+    if only is not None and isinstance(raw, list):
         # `"arguments": [...]` for a tool whose one parameter is a list (write_todos'
         # todos, the memory agent's operations): small models leave out the one key.
         raw = {only: raw}
+    elif only is not None and isinstance(raw, dict) and raw and only not in raw:
+        # `"arguments": {"op": "create", …}`: the one item of that list, written alone.
+        raw = {only: [raw]}
     if not isinstance(raw, dict):
         return {}, f"they must be a JSON object, not {type(raw).__name__}"
     return raw, None

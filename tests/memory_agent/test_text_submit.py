@@ -93,3 +93,17 @@ async def test_a_submit_whose_arguments_are_the_operations_list_is_understood(
     session = await make_session(**ON)
     await run_turn(session, "remember: we lint with ruff", follow=True)
     assert [e.content for e in session.memory.list()] == ["Lint with ruff"]
+
+
+async def test_a_submit_whose_arguments_are_one_operation_is_understood(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory
+) -> None:
+    """`"arguments": {"op": "create", …}`: one operation for the list (bench run 8)."""
+    call = json.dumps(
+        {"name": "submit_memory_operations", "arguments": create("Lint with ruff", "Tooling")}
+    )
+    step = {"match": {"model": MEMORY_MODEL}, "content": f"<tool_call>{call}</tool_call>"}
+    fake_openai.add_steps([main("Noted."), step])
+    session = await make_session(**ON)
+    await run_turn(session, "remember: we lint with ruff", follow=True)
+    assert [e.content for e in session.memory.list()] == ["Lint with ruff"]

@@ -349,6 +349,18 @@ TODOS = {
 TWO = {"type": "object", "properties": {"a": {"type": "array"}, "b": {"type": "string"}}}
 
 
+def test_one_item_for_the_arguments_is_the_one_item_of_a_tools_one_array_parameter() -> None:
+    text = (
+        '<tool_call>{"name": "t", "arguments": {"content": "x", "status": "pending"}}</tool_call>'
+    )
+    [call] = find_text_tool_calls(text, {"t": TODOS}).calls
+    assert call.error is None and call.args == {"todos": [{"content": "x", "status": "pending"}]}
+    [empty] = find_text_tool_calls(
+        '<tool_call>{"name": "t", "arguments": {}}</tool_call>', {"t": TODOS}
+    ).calls
+    assert empty.error is not None and "required" in empty.error
+
+
 @pytest.mark.parametrize(
     ("schema", "args", "error"),
     [
