@@ -93,3 +93,27 @@ def test_max_repeated_calls_0_lets_a_model_repeat(
     assert [r["status"] for r in result.of_type("tool_result")] == ["success"] * 6
     [end] = result.of_type("turn_end")
     assert end["status"] == "completed"
+
+
+def test_a_finished_todo_list_sent_again_ends_the_turn_completed(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Bench run 9: the model fixed calc.py, then sent its all-completed list again and
+    again; the turn ended failed although the work was done."""
+    done = [{"content": "Fix add in calc.py", "status": "completed"}]
+    fake_openai.add_steps([{"content": hermes("write_todos", todos=done), "times": 2}])
+    result = run_invincat(["chat", "fix calc.py", "--json", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    [end] = result.of_type("turn_end")
+    assert end["status"] == "completed"
+    assert len(fake_openai.chat_requests()) == 2  # the second list ended it
+    assert result.of_type("error") == [] or all(
+        "Stopped the turn" not in e["message"] for e in result.of_type("error")
+    )
+
+    # A list with an item still open is a loop like any other: the guard stops it.
+    open_items = [*done, {"content": "Run the test", "status": "pending"}]
+    fake_openai.add_steps([{"content": hermes("write_todos", todos=open_items), "times": 20}])
+    looped = run_invincat(["chat", "go on", "--json", "--cwd", str(workspace)], invincat_env)
+    assert looped.code == 1
+    assert any("Stopped the turn" in e["message"] for e in looped.of_type("error"))

@@ -10,6 +10,8 @@ message), how often each call was made: same tool name, same arguments as canoni
   different or answer.
 - A call that repeats `limit + 2` times or more ends the turn with a ModelOutputError
   (one `error` event naming the call, `turn_end` failed) instead of looping on.
+- One exception: `write_todos` made a second time with the same list, every item
+  completed, is the model saying it is done: it is answered and the turn ends completed.
 
 Counting restarts whenever the model makes a call it has not made before in the turn:
 edit, test, another edit, the same test again is work, not a loop. A loop makes nothing
@@ -29,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 
@@ -176,6 +178,37 @@ def refusal(repeat: Repeat) -> ToolMessage:
     )
 
 
+FINISHED_NOTE = "The list was already recorded with every item completed; the turn ends here."
+
+
+def _finished_list_again(repeat: Repeat) -> bool:
+    """`write_todos` made again with the same list, every item completed: the model says
+    it is done and repeats itself instead of answering (Qwen2.5-Coder-1.5B fixed calc.py,
+    then sent this call five times and the turn ended failed, bench run 9)."""
+    todos = repeat.args.get("todos") if isinstance(repeat.args, dict) else None
+    return (
+        repeat.name == "write_todos"
+        and repeat.count >= 2
+        and isinstance(todos, list)
+        and bool(todos)
+        and all(isinstance(t, dict) and t.get("status") == "completed" for t in todos)
+    )
+
+
+def _end_finished(found: Sequence[Repeat]) -> dict[str, Any]:
+    """Each call answered (none runs again) and the turn ended as completed."""
+    answers = [
+        ToolMessage(
+            content=FINISHED_NOTE,
+            tool_call_id=r.call_id,
+            name=r.name,
+            artifact={GUARD_KEY: r.count},
+        )
+        for r in found
+    ]
+    return {"messages": answers, "jump_to": "end"}
+
+
 class RepeatedCallGuard(AgentMiddleware):
     """Answers the `limit`-th identical call of a turn with an error, and ends the turn
     at `limit + 2` (see the module docstring)."""
@@ -184,6 +217,7 @@ class RepeatedCallGuard(AgentMiddleware):
         super().__init__()
         self.limit = limit
 
+    @hook_config(can_jump_to=["end"])
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         turn = current_turn(state["messages"])
         answered: set[str] = set()
@@ -194,6 +228,8 @@ class RepeatedCallGuard(AgentMiddleware):
         if not isinstance(last, AIMessage) or not last.tool_calls:
             return None
         found = repeats(turn, last)
+        if found and all(_finished_list_again(r) for r in found):
+            return _end_finished(found)
         for repeat in found:
             if repeat.count >= self.limit + 2:
                 raise ModelOutputError(
