@@ -186,12 +186,8 @@ def _after_separator(text: str, position: int) -> int:
 
 
 def _call_shaped(value: Any) -> bool:
-    """A value that names a tool: an object with a name key, or a list holding one."""
-    items = value if isinstance(value, list) else [value]
-    return any(
-        isinstance(item, dict) and any(isinstance(item.get(k), str) for k in _NAME_KEYS)
-        for item in items
-    )
+    """A value that names a tool, itself or in the arrays and wrappers `_flatten` opens."""
+    return any(isinstance(item, dict) and _has_name(item) for item in _flatten(value))
 
 
 _TOOL_TAG = re.compile(r"<([A-Za-z_][A-Za-z0-9_.-]{0,63})>")
