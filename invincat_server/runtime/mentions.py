@@ -134,9 +134,13 @@ def find_named_files(prompt: str, workspace: Workspace, taken: set[Path]) -> lis
     seen = set(taken)
     for match in _WORD.finditer(_FENCED.sub(" ", prompt)):
         text = match.group(0).strip(_WRAPPING).rstrip(_TRAILING).strip(_WRAPPING)
-        if not text or text.startswith("@") or "://" in text or not _has_file_extension(text):
-            continue
-        if len(text) > MAX_NAME_CHARS:
+        if (
+            not text
+            or len(text) > MAX_NAME_CHARS
+            or text.startswith("@")
+            or "://" in text
+            or not _has_file_extension(text)
+        ):
             continue
         try:
             path = workspace.resolve(text)
