@@ -7,6 +7,7 @@ from pathlib import Path
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.terminal.cli_process import run_invincat
+from tests.terminal.planted import plant_unreadable
 
 
 def test_a_mentioned_file_reaches_the_model_and_a_missing_one_is_reported(
@@ -32,11 +33,7 @@ def test_a_mentioned_file_reaches_the_model_and_a_missing_one_is_reported(
 def test_a_mention_outside_the_workspace_or_of_a_memory_store_is_not_read(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
-    secret = workspace.parent / "outside-secret.txt"
-    secret.write_text("TOP-SECRET-CONTENT\n")
-    store = workspace / ".invincat" / "memory_project.json"
-    store.parent.mkdir(exist_ok=True)
-    store.write_text('{"entries": [{"content": "MEMORY-PRIVATE"}]}\n')
+    plant_unreadable(workspace)
     fake_openai.add_steps([{"content": "ok"}])
     prompt = "read @../outside-secret.txt and @.invincat/memory_project.json"
     result = run_invincat(["chat", prompt, "--json", "--cwd", str(workspace)], invincat_env)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.terminal.cli_process import run_invincat
+from tests.terminal.planted import plant_unreadable
 
 
 def _attach_errors(result: object) -> list[str]:
@@ -50,11 +51,7 @@ def test_a_file_named_in_the_prompt_reaches_the_model_and_title_is_the_prompt(
 def test_a_name_outside_the_workspace_protected_or_linked_out_is_not_read(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
-    outside = workspace.parent / "outside-secret.txt"
-    outside.write_text("TOP-SECRET-CONTENT\n")
-    store = workspace / ".invincat" / "memory_project.json"
-    store.parent.mkdir(exist_ok=True)
-    store.write_text('{"entries": [{"content": "MEMORY-PRIVATE"}]}\n')
+    outside, _ = plant_unreadable(workspace)
     os.symlink(outside, workspace / "notes.txt")
     fake_openai.add_steps([{"content": "ok"}])
     prompt = (
