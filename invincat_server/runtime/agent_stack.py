@@ -301,6 +301,7 @@ def _build_agents(
     from invincat_server.runtime.agents.main_agent import (
         REMEMBERING,
         build_main_agent,
+        memory_tool_note,
         system_prompt,
     )
     from invincat_server.runtime.agents.memory_guard import MemoryGuardMiddleware
@@ -319,7 +320,9 @@ def _build_agents(
     def text_calls() -> list[Any]:
         # Last in each list: it wraps the model call innermost, so it sees the tools
         # finally offered and the model's own answer (text_tool_call_middleware.py).
-        return [TextToolCallMiddleware()] if settings.text_tool_calls == "auto" else []
+        if settings.text_tool_calls != "auto":
+            return []
+        return [TextToolCallMiddleware(memory_tool_note if remembers else None)]
 
     def repeats() -> RepeatedCallGuard | None:
         limit = settings.max_repeated_calls

@@ -441,3 +441,56 @@ def test_a_write_in_a_tag_named_after_the_tool_asks_and_a_refused_one_writes_not
     [asked] = result.of_type("approval_requested")
     assert asked["tool_name"] == "write_file" and asked["args"]["path"] == "cli.py"
     assert not (workspace / "cli.py").exists()
+
+
+def test_a_call_to_a_memory_tool_not_offered_is_told_that_memory_needs_no_tool(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    invincat_home: Path,
+    workspace: Path,
+) -> None:
+    """Qwen2.5-Coder-1.5B, asked to remember a convention, called a `write_memory` it was
+    never offered until the turn failed, so the memory agent never ran (bench run 10)."""
+    operation = {
+        "op": "create",
+        "scope": "project",
+        "section": "Formatting",
+        "content": "Makefiles are indented with tabs",
+        "confidence": "high",
+        "score": 85,
+        "score_reason": "the user asked to remember it",
+    }
+    # Its whole answer, as the model wrote it (a lone fenced call counts as meant).
+    call = '```json\n{"name": "write_memory", "arguments": {"content": "Makefiles use tabs"}}\n```'
+    fake_openai.add_steps(
+        [
+            text(call, model="fake-model"),
+            text("I'll remember that.", model="fake-model", has_tool_result=True),
+            text(hermes("submit_memory_operations", operations=[operation]), model="memory-model"),
+        ]
+    )
+    env = {
+        **invincat_env,
+        "INVINCAT_MEMORY_EXTRACTION": "on",
+        "INVINCAT_MEMORY_MODEL": "memory-model",
+    }
+    prompt = "Remember this convention: Makefiles are indented with tabs."
+    result = run_invincat(["chat", prompt, "--json", "--cwd", str(workspace)], env)
+    assert result.code == 0, result.stderr
+    [refused] = result.of_type("tool_result")
+    assert (
+        refused["status"] == "error"
+        and "`write_memory` is not an available tool" in (refused["content"])
+    )
+    assert "Nothing needs a tool to be remembered" in refused["content"]
+    assert result.of_type("turn_end")[-1]["status"] == "completed"
+    [entry] = MemoryService(invincat_home, workspace).list()
+    assert entry.content == "Makefiles are indented with tabs"
+
+    # Without the memory agent the hint would be untrue: the error is the plain one.
+    fake_openai.add_steps([text(call), text("OK.", has_tool_result=True)])
+    plain = run_invincat(["chat", prompt, "--json", "--cwd", str(workspace)], invincat_env)
+    assert plain.code == 0, plain.stderr
+    [refused] = plain.of_type("tool_result")
+    assert "not an available tool" in refused["content"]
+    assert "remembered" not in refused["content"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,22 @@ REMEMBERING = (
 """The section a main agent gets when the memory agent runs after its turns: a model told
 to "remember" otherwise writes the fact into some file (Qwen2.5-Coder-1.5B wrote a
 Makefile, bench/README.md)."""
+
+
+MEMORY_TOOL_NOTE = (
+    "Nothing needs a tool to be remembered: Invincat's memory reads this conversation "
+    "after your answer and keeps what the user asked it to. Do not call a tool for it; "
+    "reply to the user in one plain sentence."
+)
+_MEMORY_NAME = re.compile(r"memor|remember|memo(?:_|$)", re.IGNORECASE)
+
+
+def memory_tool_note(name: str) -> str | None:
+    """The hint for a call to a tool that is not offered whose name is about memory
+    (`write_memory`, `save_memory`, `remember`): Qwen2.5-Coder-1.5B, asked to remember a
+    convention, called a `write_memory` it was never offered five times and the turn
+    failed, so the memory agent (which runs after completed turns) never saw it."""
+    return MEMORY_TOOL_NOTE if _MEMORY_NAME.search(name) else None
 
 
 def system_prompt(workspace_root: str, sections: Sequence[str] = ()) -> str:

@@ -73,12 +73,19 @@ def _schema(tool: Any) -> Mapping[str, Any] | None:
     return parameters if isinstance(parameters, dict) else None
 
 
-def with_text_tool_calls(message: AIMessage, tools: Sequence[Any]) -> list[BaseMessage]:
+UnknownToolNote = Callable[[str], "str | None"]
+"""What to add to the error of a call to a tool that is not offered, by its name."""
+
+
+def with_text_tool_calls(
+    message: AIMessage, tools: Sequence[Any], unknown_tool_note: UnknownToolNote | None = None
+) -> list[BaseMessage]:
     """`message` with the calls written in its text made structured, followed by the
     error results of those that must not run; `[message]` when there are none."""
     if message.tool_calls or message.invalid_tool_calls:
         return [message]
-    found = find_text_tool_calls(message.text, OfferedTools(tools))
+    offered = OfferedTools(tools)
+    found = find_text_tool_calls(message.text, offered)
     if not found.calls:
         return [message]
     calls: list[ToolCall] = []
@@ -87,9 +94,11 @@ def with_text_tool_calls(message: AIMessage, tools: Sequence[Any]) -> list[BaseM
         call_id = f"call_{uuid.uuid4().hex[:24]}"
         calls.append(ToolCall(name=call.name, args=call.args, id=call_id, type="tool_call"))
         if call.error is not None:
+            note = unknown_tool_note(call.name) if unknown_tool_note else None
+            extra = f" {note}" if note and call.name not in offered else ""
             errors.append(
                 ToolMessage(
-                    content=f"Error: {call.error}. Nothing ran.",
+                    content=f"Error: {call.error}. Nothing ran.{extra}",
                     tool_call_id=call_id,
                     name=call.name,
                     status="error",
@@ -138,7 +147,15 @@ def _empty_answer(result: Sequence[BaseMessage]) -> AIMessage | None:
 
 class TextToolCallMiddleware(AgentMiddleware):
     """Applies `with_text_tool_calls` to every model answer of the agent it is given to
-    (listed last, so it wraps the model call innermost)."""
+    (listed last, so it wraps the model call innermost).
+
+    `unknown_tool_note`: a hint added to the error of a call to a tool not offered, when
+    it has one for that name (what a small model reaching for `write_memory` should do
+    instead)."""
+
+    def __init__(self, unknown_tool_note: UnknownToolNote | None = None) -> None:
+        super().__init__()
+        self.unknown_tool_note = unknown_tool_note
 
     async def awrap_model_call(
         self,
@@ -156,6 +173,8 @@ class TextToolCallMiddleware(AgentMiddleware):
         for index in range(len(result) - 1, -1, -1):
             message = result[index]
             if isinstance(message, AIMessage):
-                result[index : index + 1] = with_text_tool_calls(message, request.tools)
+                result[index : index + 1] = with_text_tool_calls(
+                    message, request.tools, self.unknown_tool_note
+                )
                 break
         return ModelResponse(result=result, structured_response=response.structured_response)
