@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from invincat_server.runtime.checkpoint_reader import latest_messages
 from invincat_server.runtime.memory.service import MemoryService
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.terminal.cli_process import LiveInvincat, run_invincat
@@ -24,12 +25,22 @@ def text(content: str, **match: Any) -> dict[str, Any]:
     return {"content": content, **({"match": match} if match else {})}
 
 
+def thread_record(home: Path, thread_id: str) -> list[dict[str, Any]]:
+    """The thread's messages as stored (its latest checkpoint), not as sent to a model."""
+    messages = latest_messages(home / "threads.sqlite", thread_id)
+    assert messages, f"no stored messages for {thread_id}"
+    return messages
+
+
 def tool_messages(server: FakeOpenAIServer) -> list[dict[str, Any]]:
     return [m for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"]
 
 
 def test_a_text_write_asks_and_a_refused_one_writes_nothing(
-    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    invincat_home: Path,
+    workspace: Path,
 ) -> None:
     fake_openai.add_steps(
         [text(hermes("write_file", path="notes.txt", content="hello\n")), text("OK, not.")]
@@ -48,10 +59,15 @@ def test_a_text_write_asks_and_a_refused_one_writes_nothing(
     assert resolved["decision"] == "reject"
     [tool_message] = tool_messages(fake_openai)
     assert "rejected" in tool_message["content"] and "not now" in tool_message["content"]
-    # The model's text is kept as it wrote it, next to the structured call made of it.
+    # The model is shown its call once, as a structured call.
     [assistant] = [m for m in fake_openai.chat_requests()[-1]["messages"] if m.get("tool_calls")]
-    assert "<tool_call>" in assistant["content"]
+    assert not assistant["content"]
     assert assistant["tool_calls"][0]["id"] == tool_message["tool_call_id"]
+    # The thread keeps the model's text as it wrote it, next to the call made of it.
+    thread = result.of_type("turn_start")[0]["thread_id"]
+    [kept] = [m for m in thread_record(invincat_home, thread) if m.get("tool_calls")]
+    assert "<tool_call>" in str(kept["content"])
+    assert kept["tool_calls"][0]["id"] == tool_message["tool_call_id"]
 
 
 def test_an_approved_text_write_writes(
@@ -486,6 +502,10 @@ def test_a_call_to_a_memory_tool_not_offered_is_told_that_memory_needs_no_tool(
     assert result.of_type("turn_end")[-1]["status"] == "completed"
     [entry] = MemoryService(invincat_home, workspace).list()
     assert entry.content == "Makefiles are indented with tabs"
+    # The memory model saw the call once, as a call, not the text it was read from.
+    [memory_request] = [r for r in fake_openai.chat_requests() if r.get("model") == "memory-model"]
+    shown = json.dumps(memory_request["messages"])
+    assert "Assistant called write_memory" in shown and "```json" not in shown
 
     # Without the memory agent the hint would be untrue: the error is the plain one.
     fake_openai.add_steps([text(call), text("OK.", has_tool_result=True)])

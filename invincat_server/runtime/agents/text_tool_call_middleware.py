@@ -15,6 +15,11 @@ does for a call whose result is already there.
 Only the model's answer is searched, never tool results or user text: a file that
 contains `<tool_call>…` is read as data. The message keeps its text as written (the
 thread's record) and says in `additional_kwargs[AUDIT_KEY]` what was found.
+
+A model is shown such a message by its calls alone (`as_shown_to_models`): its text would
+show every call twice, the second time in a form the model's template does not use, and
+Qwen2.5-Coder-1.5B copied its own earlier answer, call text and all, into each next one
+(bench run 10); the memory model copied a misnamed call's arguments as its operation.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
@@ -30,6 +35,22 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCa
 from invincat_server.runtime.text_tool_calls import TextToolCalls, find_text_tool_calls
 
 AUDIT_KEY = "invincat_text_tool_calls"
+
+
+_Message = TypeVar("_Message", bound=BaseMessage)
+
+
+def as_shown_to_models(message: _Message) -> _Message:
+    """`message` as a model is sent it: an answer whose calls were read from its text
+    without its text, since the calls carry it; any other message as it is."""
+    if (
+        isinstance(message, AIMessage)
+        and message.tool_calls
+        and AUDIT_KEY in message.additional_kwargs
+        and message.content
+    ):
+        return message.model_copy(update={"content": ""})
+    return message
 
 
 class OfferedTools(Mapping[str, "Mapping[str, Any] | None"]):
@@ -162,6 +183,7 @@ class TextToolCallMiddleware(AgentMiddleware):
         request: ModelRequest,
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
+        request = request.override(messages=[as_shown_to_models(m) for m in request.messages])
         response = await handler(request)
         empty = _empty_answer(response.result)
         if empty is not None:

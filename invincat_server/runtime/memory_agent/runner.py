@@ -84,6 +84,8 @@ def conversation_text(
     leave half a token that no rule recognises when the whole slice is redacted."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+    from invincat_server.runtime.agents.text_tool_call_middleware import as_shown_to_models
+
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     parts: list[str] = []
     results: list[tuple[str, dict[str, Any], str]] = []
@@ -91,6 +93,8 @@ def conversation_text(
         if isinstance(message, HumanMessage):
             parts.append(f"User: {message.text}")
         elif isinstance(message, AIMessage):
+            # A call the main model wrote as text is shown once, as a call.
+            message = as_shown_to_models(message)
             for call in message.tool_calls:
                 calls[call["id"] or ""] = (call["name"], dict(call["args"]))
             if message.text.strip():
