@@ -148,23 +148,27 @@ async def test_a_refused_proposal_quoting_a_secret_is_not_stored_logged_or_sent_
     fake_openai.add_steps(
         [
             main(content="Noted."),
-            {
-                "match": {"model": MEMORY_MODEL},
-                "tool_calls": [{"name": "submit_memory_operations", "arguments_raw": broken}],
-            },
+            *[
+                {
+                    "match": {"model": MEMORY_MODEL},
+                    "tool_calls": [{"name": "submit_memory_operations", "arguments_raw": broken}],
+                }
+            ]
+            * 2,  # the answer, and the one asked for again in the same run
             main(content="Noted again."),
-            {"match": {"model": MEMORY_MODEL}, "content": "nothing to store"},
+            {"match": {"model": MEMORY_MODEL}, "content": '{"operations": []}'},
         ]
     )
     session = await make_session(**ON)
     thread_id, _ = await run_turn(session, "remember: we deploy on Fridays", follow=True)
     await run_turn(session, "remember: and never on holidays", thread_id, follow=True)
     requests = [r for r in fake_openai.chat_requests() if r["model"] == MEMORY_MODEL]
-    assert len(requests) == 2
+    assert len(requests) == 3
     assert "previous proposal was not applied" in json.dumps(requests[1])
+    assert "previous proposal was not applied" in json.dumps(requests[2])
     # The refusal quotes the start of the raw arguments: no secret may survive in it,
     # not even its first characters.
-    sent = json.dumps(requests[1])
+    sent = json.dumps(requests[1:])
     assert [c.provider for c in creds if c.secret[:16] in sent] == []
     db = (invincat_home / "threads.sqlite").read_bytes()
     assert [c.provider for c in creds if c.secret[:16].encode() in db] == []

@@ -38,14 +38,38 @@ async def test_a_text_submit_is_governed_and_stored(
 async def test_a_text_submit_with_bad_arguments_stores_nothing_and_says_why(
     fake_openai: FakeOpenAIServer, make_session: SessionFactory
 ) -> None:
-    fake_openai.add_steps([main("Noted."), written("not a list")])
+    fake_openai.add_steps([main("Noted."), written("not a list"), written("still not a list")])
     session = await make_session(**ON)
     thread, _ = await run_turn(session, "remember: we lint with ruff", follow=True)
     assert session.memory.list() == []
+    # Asked once more in the same run, quoting why; then the reason waits for the next run.
+    again = memory_requests(fake_openai)[-1]["messages"][1]["content"]
+    assert "previous proposal was not applied" in again and "as text" in again
     fake_openai.add_steps([main("Ok."), written([{"op": "noop", "reason": "nothing new"}])])
     await run_turn(session, "and what else?", thread, follow=True)
     retry = memory_requests(fake_openai)[-1]["messages"][1]["content"]
     assert "previous proposal was not applied" in retry and "as text" in retry
+
+
+async def test_an_unusable_answer_is_asked_again_once_and_the_second_is_stored(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory
+) -> None:
+    """Qwen2.5-Coder-1.5B wrote its submit as invalid JSON in 1 of 6 answers; a one-shot
+    `invincat chat` has no next run to correct it in."""
+    broken = {
+        "match": {"model": MEMORY_MODEL},
+        "content": '```json\n{"name": "submit_memory_operations", "arguments": '
+        '{"operations": [{"op": "create" "scope"}]}}\n```',
+    }
+    fake_openai.add_steps([main("Noted."), broken, written([create("Lint with ruff", "Tooling")])])
+    session = await make_session(**ON)
+    _, events = await run_turn(session, "remember: we lint with ruff", follow=True)
+    assert any(isinstance(e, MemoryChanged) for e in events)
+    [entry] = session.memory.list()
+    assert entry.content == "Lint with ruff"
+    first, second = memory_requests(fake_openai)
+    assert "previous proposal was not applied" not in first["messages"][1]["content"]
+    assert "not valid JSON" in second["messages"][1]["content"]
 
 
 async def test_off_refuses_a_text_submit(

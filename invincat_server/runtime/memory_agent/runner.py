@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from invincat_server.runtime.errors import ModelOutputError
 from invincat_server.runtime.events import Event, MemoryChanged, MemoryIdle, MemoryUpdating
 from invincat_server.runtime.memory.redaction import cut_redacted, window_for_cut
 from invincat_server.runtime.memory_agent.evidence import (
@@ -38,6 +39,11 @@ from invincat_server.runtime.memory_agent.triggers import is_acknowledgement, is
 from invincat_server.runtime.records import MemoryCursors
 
 log = logging.getLogger("invincat.memory_agent")
+
+RETRIES = 1
+"""How often a run asks the memory model again, quoting why its answer was not used, when
+that answer is unusable or its batch is rejected: in a one-shot `invincat chat` there is no
+next run to quote it to (Qwen2.5-Coder-1.5B wrote invalid JSON in 1 of 6 answers)."""
 
 
 class ProposalError(Exception):
@@ -277,6 +283,42 @@ class MemoryAgent:
         memory model in the next run (an error can echo the model's own output)."""
         await self.cursors.record_failure(thread_id, self.redact(reason))
 
+    async def _ask(self, content: str) -> Any:
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        if self._model is None:
+            self._model = self._model_factory().bind_tools(
+                [submit_tool_schema()], tool_choice=SUBMIT_TOOL
+            )
+        return await self._model.ainvoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(content)])
+
+    async def _apply(
+        self, thread_id: str, operations: list[Any], anchor: str, cited_files: set[str]
+    ) -> tuple[list[Any], str | None]:
+        """The reports of the batches applied (one per scope), and why the first rejected
+        one was rejected (the batches after it are not tried), or None."""
+        by_scope: dict[str, list[Any]] = {}
+        for op in operations:
+            scope = op.get("scope") if isinstance(op, dict) else None
+            if isinstance(op, dict) and op.get("op") == "noop" and scope is None:
+                continue
+            by_scope.setdefault(scope if scope in ("user", "project") else "project", []).append(op)
+        reports: list[Any] = []
+        for scope, ops in by_scope.items():
+            report = await asyncio.to_thread(
+                self.service.apply,
+                scope,
+                {"operations": ops},
+                actor="memory_agent",
+                thread_id=thread_id,
+                anchor=anchor,
+                cited_files=cited_files,
+            )
+            if report.rejected:
+                return reports, f"The batch for scope {scope} was rejected: {report.reason}"
+            reports.append(report)
+        return reports, None
+
     async def _run(
         self, thread_id: str, messages: Sequence[Any], emit: Callable[[Event], None]
     ) -> None:
@@ -314,53 +356,42 @@ class MemoryAgent:
         explicit = any(
             is_explicit_request(m.text) for m in new if type(m).__name__ == "HumanMessage"
         )
-        content = user_message(
-            conversation=self.redact(conversation),
-            snapshot=self.redact(snapshot_text(entries)),
-            evidence=evidence,
-            explicit=explicit,
-            last_rejection=cursor.last_rejection if cursor else None,
-            stale=stale,
-            instruction_files=[self.redact(path) for path in instructions],
-        )
-        from langchain_core.messages import HumanMessage, SystemMessage
 
-        if self._model is None:
-            self._model = self._model_factory().bind_tools(
-                [submit_tool_schema()], tool_choice=SUBMIT_TOOL
+        def content(rejection: str | None) -> str:
+            return user_message(
+                conversation=self.redact(conversation),
+                snapshot=self.redact(snapshot_text(entries)),
+                evidence=evidence,
+                explicit=explicit,
+                last_rejection=rejection,
+                stale=stale,
+                instruction_files=[self.redact(path) for path in instructions],
             )
-        reply = await self._model.ainvoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(content)])
-        try:
-            operations = parse_proposal(reply, text_tool_calls=self.text_tool_calls)
-        except ProposalError as exc:
-            self.failures += 1
-            log.warning("memory proposal unusable for %s: %s", thread_id, self.redact(str(exc)))
-            await self._record_failure(thread_id, str(exc))
-            return
+
         anchor = fingerprint(messages[-1])
-        by_scope: dict[str, list[Any]] = {}
-        for op in operations:
-            scope = op.get("scope") if isinstance(op, dict) else None
-            if isinstance(op, dict) and op.get("op") == "noop" and scope is None:
-                continue
-            by_scope.setdefault(scope if scope in ("user", "project") else "project", []).append(op)
-        reports = []
-        for scope, ops in by_scope.items():
-            report = await asyncio.to_thread(
-                self.service.apply,
-                scope,
-                {"operations": ops},
-                actor="memory_agent",
-                thread_id=thread_id,
-                anchor=anchor,
-                cited_files=cited_files,
-            )
-            reports.append(report)
-            if report.rejected:
-                reason = f"The batch for scope {scope} was rejected: {report.reason}"
+        rejection = cursor.last_rejection if cursor else None
+        for attempt in range(1 + RETRIES):
+            try:
+                reply = await self._ask(content(rejection))
+                operations = parse_proposal(reply, text_tool_calls=self.text_tool_calls)
+            except (ProposalError, ModelOutputError) as exc:  # malformed structured arguments
                 self.failures += 1
-                await self._record_failure(thread_id, reason)
+                rejection = self.redact(str(exc))
+                log.warning("memory proposal unusable for %s: %s", thread_id, rejection)
+                if attempt < RETRIES:
+                    continue
+                await self._record_failure(thread_id, rejection)
                 return
+            reports, rejection = await self._apply(thread_id, operations, anchor, cited_files)
+            if rejection is None:
+                break
+            self.failures += 1
+            # Asked again only when nothing of this batch was applied: a retry of a
+            # partly applied one would propose the applied operations twice.
+            if attempt < RETRIES and not reports:
+                continue
+            await self._record_failure(thread_id, rejection)
+            return
         await self.cursors.advance(thread_id, len(messages), anchor)
         for report in reports:
             if any(a.op != "noop" for a in report.applied):
