@@ -23,6 +23,7 @@ Or against any OpenAI-compatible server (no llama-server started):
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -268,6 +269,13 @@ def main() -> None:
     tasks = [t for t in TASKS if t.name in chosen]
     if unknown := chosen - {t.name for t in tasks}:
         parser.error(f"unknown tasks: {', '.join(sorted(unknown))}")
+    if missing := sorted({m for t in tasks for m in t.needs if not importlib.util.find_spec(m)}):
+        # A bench venv made with `pip install -e .` has no pytest: every fix_failing_test
+        # of runs 5-13 was counted not done whatever the model did.
+        parser.error(
+            f"the outcome checks need {', '.join(missing)} in this Python ({sys.executable}): "
+            f"pip install {' '.join(missing)}, or leave out the tasks that run it"
+        )
     if not args.server:
         model = assemble_model(args.cache)
         log = args.cache / "llama" / "bench-server.log"

@@ -34,6 +34,9 @@ class Task:
     """Run the memory agent after the turn (off elsewhere: it doubles a turn's model time)."""
     plan: bool = False
     """`invincat chat --plan`: the planner proposes, `--yes` approves, the agent executes."""
+    needs: tuple[str, ...] = ()
+    """Modules the check runs in the bench's own interpreter (`python -m pytest`): without
+    them a check fails whatever the model did, so the bench refuses to start."""
 
 
 def _read(project: Path, name: str) -> str:
@@ -100,6 +103,7 @@ TASKS: list[Task] = [
             and _pytest_passes(o.project, "test_calc.py")
         ),
         {"calc.py": CALC, "test_calc.py": TEST_CALC},
+        needs=("pytest",),
     ),
     Task(
         "remember_convention",
@@ -189,5 +193,6 @@ TASKS: list[Task] = [
             and _pytest_passes(o.project, "test_strings.py")
         ),
         {"strings.py": "def reverse(s):\n    return s[::-1]\n"},
+        needs=("pytest",),
     ),
 ]

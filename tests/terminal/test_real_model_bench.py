@@ -61,3 +61,17 @@ def test_the_bench_checks_outcomes_and_counts_tool_calls_and_turns(
     assert "done 1/2; tool calls valid 2/2 (1 written as text)" in done.stdout
     kept = (tmp_path / "kept" / "find_definition.jsonl").read_text(encoding="utf-8")
     assert "message_delta" in kept and kept.rstrip().endswith("}")
+
+
+def test_the_bench_refuses_to_start_when_a_check_cannot_run(tmp_path: Path) -> None:
+    """Made with `pip install -e .`, the bench's venv had no pytest, so fix_failing_test was
+    counted not done whatever the model did (runs 5-13). `-S`: this Python without its
+    site-packages, where pytest is."""
+    done = subprocess.run(
+        [sys.executable, "-S", str(BENCH), "--server", "http://127.0.0.1:9/v1",
+         "--tasks", "explain_file,fix_failing_test"],
+        capture_output=True, text=True, timeout=DEADLINE, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "the outcome checks need pytest" in done.stderr and "pip install pytest" in done.stderr
+    assert done.stdout == ""  # no task ran
