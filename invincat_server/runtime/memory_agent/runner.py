@@ -117,6 +117,17 @@ def conversation_text(
     return "\n".join(parts), results
 
 
+def all_dropped(reports: Sequence[Any]) -> str | None:
+    """Why nothing of a proposal was applied, when every operation in it was dropped (none
+    applied but noops, at least one dropped); None otherwise."""
+    if any(a.op != "noop" for r in reports for a in r.applied):
+        return None
+    dropped = [d for r in reports for d in r.dropped]
+    if not dropped:
+        return None
+    return "; ".join(f"operation {d.index} ({d.op}) was dropped: {d.reason}" for d in dropped[:5])
+
+
 def parse_proposal(reply: Any, *, text_tool_calls: bool = True) -> list[Any]:
     """The operation list from a tool call — structured, or written as text when
     `text_tool_calls` (the `text_tool_calls` setting) — or from a bare JSON object;
@@ -319,6 +330,46 @@ class MemoryAgent:
             reports.append(report)
         return reports, None
 
+    async def _propose(
+        self,
+        thread_id: str,
+        content: Callable[[str | None], str],
+        rejection: str | None,
+        anchor: str,
+        cited_files: set[str],
+    ) -> list[Any] | None:
+        """Ask the memory model (its message made by `content` from the last rejection)
+        and apply its batches: their reports, or None when the run failed (recorded)."""
+        for attempt in range(1 + RETRIES):
+            try:
+                reply = await self._ask(content(rejection))
+                operations = parse_proposal(reply, text_tool_calls=self.text_tool_calls)
+            except (ProposalError, ModelOutputError) as exc:  # malformed structured arguments
+                self.failures += 1
+                rejection = self.redact(str(exc))
+                log.warning("memory proposal unusable for %s: %s", thread_id, rejection)
+                if attempt < RETRIES:
+                    continue
+                await self._record_failure(thread_id, rejection)
+                return None
+            reports, rejection = await self._apply(thread_id, operations, anchor, cited_files)
+            if rejection is None:
+                dropped = all_dropped(reports)
+                if dropped is None or attempt >= RETRIES:
+                    return reports
+                # Nothing of it was stored: asked again with why (Qwen2.5-Coder-1.5B left
+                # out `section`). Dropped again, the run ends as before: a drop is no failure.
+                rejection = self.redact(dropped)
+                continue
+            self.failures += 1
+            # Asked again only when nothing of this batch was applied: a retry of a
+            # partly applied one would propose the applied operations twice.
+            if attempt < RETRIES and not reports:
+                continue
+            await self._record_failure(thread_id, rejection)
+            return None
+        return None  # not reached: the last attempt returns
+
     async def _run(
         self, thread_id: str, messages: Sequence[Any], emit: Callable[[Event], None]
     ) -> None:
@@ -369,28 +420,9 @@ class MemoryAgent:
             )
 
         anchor = fingerprint(messages[-1])
-        rejection = cursor.last_rejection if cursor else None
-        for attempt in range(1 + RETRIES):
-            try:
-                reply = await self._ask(content(rejection))
-                operations = parse_proposal(reply, text_tool_calls=self.text_tool_calls)
-            except (ProposalError, ModelOutputError) as exc:  # malformed structured arguments
-                self.failures += 1
-                rejection = self.redact(str(exc))
-                log.warning("memory proposal unusable for %s: %s", thread_id, rejection)
-                if attempt < RETRIES:
-                    continue
-                await self._record_failure(thread_id, rejection)
-                return
-            reports, rejection = await self._apply(thread_id, operations, anchor, cited_files)
-            if rejection is None:
-                break
-            self.failures += 1
-            # Asked again only when nothing of this batch was applied: a retry of a
-            # partly applied one would propose the applied operations twice.
-            if attempt < RETRIES and not reports:
-                continue
-            await self._record_failure(thread_id, rejection)
+        first = cursor.last_rejection if cursor else None
+        reports = await self._propose(thread_id, content, first, anchor, cited_files)
+        if reports is None:
             return
         await self.cursors.advance(thread_id, len(messages), anchor)
         for report in reports:
