@@ -10,18 +10,13 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from invincat_server.runtime.agents.planner import numbered
+from invincat_server.runtime.agents.planner import DRIFT_NUDGE, numbered
 from invincat_server.runtime.checkpoints import recorder as checkpoint_recorder
 from invincat_server.runtime.events import Error
 
 if TYPE_CHECKING:
     from invincat_server.runtime.turn import Turn, TurnStatus
 
-DRIFT_NUDGE = (
-    "You ended your turn without a plan the user could approve. In plan mode you must not "
-    "do the work yourself: investigate with read-only tools if needed, then call "
-    "approve_plan with the plan's steps."
-)
 DRIFT_GIVE_UP = (
     "The planner did not produce a plan to approve (it ended without approve_plan, even "
     "when asked again). Rephrase the request or run it without plan mode."

@@ -8,14 +8,20 @@ user) — nothing executes, nobody is asked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    hook_config,
+)
 from langchain.tools import InjectedState
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_stream_writer
@@ -44,6 +50,15 @@ PLANNER_TOOLS = (
     "ask_user",
     "approve_plan",
 )
+
+
+DRIFT_NUDGE = (
+    "You ended your turn without a plan the user could approve. In plan mode you must not "
+    "do the work yourself: call approve_plan now with the plan's steps."
+)
+"""Sent when the planner ended without `approve_plan`; the answer to it is offered that tool
+alone (PlannerGuardMiddleware): Qwen2.5-Coder-1.5B, offered all its read-only tools again,
+echoed its prompt's context block instead (bench runs 12-13)."""
 
 
 class PlanState(AgentState):
@@ -154,13 +169,25 @@ class PlannerApprovalMiddleware(ApprovalMiddleware):
 
 
 class PlannerGuardMiddleware(AgentMiddleware):
-    """Refuses tool calls outside the allow-list and ends the run once the plan is decided."""
+    """Refuses tool calls outside the allow-list and ends the run once the plan is decided;
+    the answer to DRIFT_NUDGE is offered `approve_plan` alone."""
 
     state_schema = PlanState
 
     def __init__(self, allowed: Sequence[str]) -> None:
         super().__init__()
         self.allowed = tuple(allowed)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest,
+        handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        last = request.messages[-1] if request.messages else None
+        if isinstance(last, HumanMessage) and last.content == DRIFT_NUDGE:
+            only = [t for t in request.tools if getattr(t, "name", None) == "approve_plan"]
+            request = request.override(tools=only) if only else request
+        return await handler(request)
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(  # type: ignore[override]  # state_schema is PlanState
