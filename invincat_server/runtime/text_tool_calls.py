@@ -302,7 +302,6 @@ def _json_candidates(text: str) -> Iterator[_Candidate]:
         position = close + 3 if close >= 0 else len(text)
         if language not in _JSON_FENCES:
             continue
-        fenced = True
         explicit = language not in ("", "json", "json5")
         first = not text[: match.start()].strip()
         # Decoded from the text itself: an argument may hold a ``` of its own, and the
@@ -314,8 +313,12 @@ def _json_candidates(text: str) -> Iterator[_Candidate]:
             form = f"fenced {language or 'block'}"
             broken = _broken_call(body, form, explicit or alone, attempts)
             if broken is not None:
+                fenced = True
                 yield broken
+            # A fence of no JSON (a quoted result, code in a bare ```) leaves the prose
+            # to be searched: Qwen2.5-Coder-1.5B wrote its call bare, then such a fence.
             continue
+        fenced = True
         value, end = decoded
         close = text.find("```", end)
         position = max(position, close + 3 if close >= 0 else len(text))

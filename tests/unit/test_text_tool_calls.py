@@ -394,3 +394,15 @@ def test_a_tool_tag_is_not_read_when_the_answer_holds_a_named_call() -> None:
     text = '<tool_call>{"name": "ls", "arguments": {}}</tool_call> <grep>{"pattern": "x"}</grep>'
     found = find_text_tool_calls(text, {"grep": None, "ls": None})
     assert [c.name for c in found.calls] == ["ls"]
+
+
+def test_a_bare_call_followed_by_a_fence_of_no_json_is_a_call() -> None:
+    # Qwen2.5-Coder-1.5B (bench run 15): its call, then the result it imagined, quoted.
+    text = (
+        json.dumps(CALL)
+        + "\n```python\n     1\tfrom calc import add\n```\n\n```\nobj['read_file']['result']\n```"
+    )
+    assert found(text) == [read("a.py")]
+    # A fence that holds JSON is still where the call is looked for, prose aside.
+    fenced_other = json.dumps(CALL) + '\n```json\n{"name": "ls", "arguments": {}}\n```'
+    assert found(fenced_other) == [("ls", {}, None)]
