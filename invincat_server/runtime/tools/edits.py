@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import difflib
 
-__all__ = ["EditError", "apply_edit", "unified_diff"]
+__all__ = ["EditError", "EditTextNotFound", "apply_edit", "unified_diff"]
 
 
 class EditError(ValueError):
     """An edit cannot be applied; the message tells the model how to fix its call."""
+
+
+class EditTextNotFound(EditError):
+    """The edit's `old_string` is not in the file."""
 
 
 def apply_edit(
@@ -48,7 +52,7 @@ def apply_edit(
             count = crlf_count
 
     if count == 0:
-        raise EditError(
+        raise EditTextNotFound(
             f"old_string not found in {where}; read the file again to get the exact text"
         )
     if count > 1 and not replace_all:

@@ -15,7 +15,13 @@ from typing import Any
 
 from invincat_server.runtime.policy.workspace import Workspace
 from invincat_server.runtime.tools.documents import DocumentSource, FileContentError, load_text
-from invincat_server.runtime.tools.edits import EditError, apply_edit, unified_diff
+from invincat_server.runtime.tools.edit_hints import found_elsewhere
+from invincat_server.runtime.tools.edits import (
+    EditError,
+    EditTextNotFound,
+    apply_edit,
+    unified_diff,
+)
 
 __all__ = ["ProposedChange", "plan_edit", "plan_write", "preview_change"]
 
@@ -74,7 +80,16 @@ def plan_edit(
         raise EditError(str(exc)) from exc
     if old_text is None:
         raise EditError(f"{display} does not exist; use write_file to create a new file.")
-    new_text, count = apply_edit(old_text, old_string, new_string, replace_all, path=display)
+    try:
+        new_text, count = apply_edit(old_text, old_string, new_string, replace_all, path=display)
+    except EditTextNotFound as exc:
+        elsewhere = found_elsewhere(workspace, documents, abs_path, old_string)
+        if elsewhere is None:
+            raise
+        raise EditTextNotFound(
+            f"old_string not found in {display}, but it occurs once in {elsewhere}: if that "
+            "is the file you meant, send the edit again with that path"
+        ) from exc
     change = ProposedChange(
         path=display,
         abs_path=abs_path,
