@@ -43,6 +43,9 @@ DROPPABLE = (
     "tool_choice",
     "parallel_tool_calls",
     "temperature",
+    # The memory agent's schema-constrained retry (memory_agent/prompt.py): without it
+    # the answer is free text, parsed as a bare {"operations": [...]} object.
+    "response_format",
     NEW_TOKEN_PARAM,
     OLD_TOKEN_PARAM,
 )
@@ -91,7 +94,7 @@ _TOOLS_REFUSED = re.compile(
 
 def adapt_payload(payload: dict[str, Any], token_param: str, refused: Set[str]) -> dict[str, Any]:
     """`payload` without what this server refused, its cap under the first name it took."""
-    for name in ("tool_choice", "parallel_tool_calls", "temperature"):
+    for name in ("tool_choice", "parallel_tool_calls", "temperature", "response_format"):
         if name in refused:
             payload.pop(name, None)
     other = OLD_TOKEN_PARAM if token_param == NEW_TOKEN_PARAM else NEW_TOKEN_PARAM

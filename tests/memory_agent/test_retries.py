@@ -36,6 +36,17 @@ async def test_a_proposal_dropped_whole_is_asked_again_and_the_second_is_stored(
     assert "previous proposal was not applied" not in first["messages"][1]["content"]
     asked = second["messages"][1]["content"]
     assert "previous proposal was not applied" in asked and "requires 'section'" in asked
+    # Asked again for JSON fitting the operations' schema (a local server decodes only
+    # such text), with no tool offered: here the fake server answers with the tool anyway.
+    assert "tools" in first and "response_format" not in first
+    assert "tools" not in second
+    schema = second["response_format"]["json_schema"]["schema"]
+    [create_op] = [
+        o
+        for o in schema["properties"]["operations"]["items"]["anyOf"]
+        if o["properties"]["op"] == {"const": "create"}
+    ]
+    assert "section" in create_op["required"]
 
 
 async def test_dropped_twice_the_run_ends_as_before_and_the_next_run_starts_clean(

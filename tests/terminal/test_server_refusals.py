@@ -4,8 +4,10 @@ do tool calling ends the turn with which model, which server and what to do."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from invincat_server.runtime.memory.service import MemoryService
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.terminal.cli_process import run_invincat
 
@@ -17,7 +19,7 @@ def test_the_memory_agents_forced_tool_choice_is_dropped_when_refused(
     fake_openai.add_steps(
         [
             {"match": memory, "fault": "http_400", "message": "tool_choice is not supported"},
-            {"match": memory, "content": "{}"},
+            {"match": memory, "content": '{"operations": []}'},
             {"content": "Hi."},
         ]
     )
@@ -51,3 +53,45 @@ def test_a_model_without_tool_calling_ends_the_turn_saying_what_to_do(
     )
     assert result.events[-1]["type"] == "turn_end" and result.events[-1]["status"] == "failed"
     assert len(fake_openai.chat_requests()) == 1
+
+
+def test_the_memory_agents_schema_constrained_retry_goes_without_it_when_refused(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    invincat_home: Path,
+    workspace: Path,
+) -> None:
+    memory = {"model": "memory-model"}
+    operation = {
+        "op": "create",
+        "scope": "project",
+        "section": "Formatting",
+        "content": "Makefiles are indented with tabs",
+        "confidence": "high",
+        "score": 85,
+        "score_reason": "the user asked to remember it",
+    }
+    fake_openai.add_steps(
+        [
+            {"content": "Noted."},
+            {"match": memory, "content": "I will remember that Makefiles use tabs."},
+            {"match": memory, "fault": "http_400", "message": "response_format is not supported"},
+            {"match": memory, "content": json.dumps({"operations": [operation]})},
+        ]
+    )
+    env = {
+        **invincat_env,
+        "INVINCAT_MEMORY_MODEL": "memory-model",
+        "INVINCAT_MEMORY_EXTRACTION": "on",
+    }
+    prompt = "remember: Makefiles are indented with tabs"
+    result = run_invincat(["chat", prompt, "--json", "--cwd", str(workspace)], env)
+    assert result.code == 0, result.stdout + result.stderr
+    asked = [r for r in fake_openai.chat_requests() if r["model"] == "memory-model"]
+    # Through the tool first; asked again for schema-fitting JSON; refused, sent without.
+    assert ["tools" in r for r in asked] == [True, False, False]
+    assert ["response_format" in r for r in asked] == [False, True, False]
+    assert asked[1]["response_format"]["type"] == "json_schema"
+    assert result.stderr.count("refused `response_format`") == 1, result.stderr
+    [entry] = MemoryService(invincat_home, workspace).list()
+    assert entry.content == "Makefiles are indented with tabs"

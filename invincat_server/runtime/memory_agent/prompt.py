@@ -125,6 +125,101 @@ def user_message(
     return "\n\n".join(parts)
 
 
+def _op(name: str, required: list[str], **fields: dict[str, Any]) -> dict[str, Any]:
+    properties = {"op": {"const": name}, **fields}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["op", *required],
+        "additionalProperties": False,
+    }
+
+
+def operations_schema() -> dict[str, Any]:
+    """The operations as a JSON schema with every op's required fields (the table of
+    docs/memory-governance.md §3), for a server that constrains its output to a schema."""
+    text = {"type": "string", "maxLength": 500}
+    short = {"type": "string", "maxLength": 200}
+    scope = {"type": "string", "enum": ["user", "project"]}
+    ident = {"type": "string", "maxLength": 100}
+    confidence = {"type": "string", "enum": ["low", "medium", "high"]}
+    score = {"type": "integer", "minimum": 0, "maximum": 100}
+    invalid = {"type": "string", "enum": ["wrong", "superseded", "outdated", "misleading"]}
+    line = {"type": "integer", "minimum": 1}
+    citations = {
+        "type": "array",
+        "maxItems": 5,
+        "items": {
+            "type": "object",
+            "properties": {"path": short, "start_line": line, "end_line": line},
+            "required": ["path", "start_line", "end_line"],
+            "additionalProperties": False,
+        },
+    }
+    section = {"type": "string", "maxLength": 80}
+    ops = [
+        _op(
+            "create",
+            ["scope", "section", "content", "confidence", "score", "score_reason"],
+            scope=scope,
+            section=section,
+            content=text,
+            confidence=confidence,
+            score=score,
+            score_reason=short,
+            citations=citations,
+        ),
+        _op(
+            "update",
+            ["scope", "id", "content", "score_reason"],
+            scope=scope,
+            id=ident,
+            content=text,
+            confidence=confidence,
+            score_reason=short,
+            citations=citations,
+        ),
+        _op(
+            "rescore",
+            ["scope", "id", "score", "score_reason"],
+            scope=scope,
+            id=ident,
+            score=score,
+            score_reason=short,
+            invalid=invalid,
+        ),
+        *(
+            _op(name, ["scope", "id", "reason"], scope=scope, id=ident, reason=short)
+            for name in ("archive", "restore", "delete")
+        ),
+        _op("noop", ["reason"], reason=short),
+    ]
+    return {
+        "type": "object",
+        "properties": {"operations": {"type": "array", "maxItems": 20, "items": {"anyOf": ops}}},
+        "required": ["operations"],
+        "additionalProperties": False,
+    }
+
+
+CONSTRAINED_NOTE = (
+    f'No tool is offered this time: answer with the JSON object {{"operations": [...]}} '
+    f"that you would have sent to {SUBMIT_TOOL}, and nothing else."
+)
+
+
+def constrained_output() -> dict[str, Any]:
+    """`response_format` asking for the operations as JSON that fits `operations_schema`:
+    llama.cpp, Ollama and vLLM then decode only text that fits it. Asked for when an
+    answer through the tool could not be used (runner.py): Qwen2.5-Coder-1.5B answered in
+    prose, broken JSON or without `section` about half the time, and 4 of 4 times with a
+    fitting batch under this format (a probe at llama-server)."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "memory_operations", "schema": operations_schema()},
+    }
+
+
 def submit_tool_schema() -> dict[str, Any]:
     return {
         "type": "function",

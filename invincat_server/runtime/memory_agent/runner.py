@@ -28,9 +28,11 @@ from invincat_server.runtime.memory_agent.evidence import (
 )
 from invincat_server.runtime.memory_agent.prompt import (
     CALL_ARGS_CHARS,
+    CONSTRAINED_NOTE,
     SUBMIT_TOOL,
     SYSTEM_PROMPT,
     TOOL_RESULT_CHARS,
+    constrained_output,
     snapshot_text,
     submit_tool_schema,
     user_message,
@@ -244,6 +246,7 @@ class MemoryAgent:
         self.cursors = cursors
         self._model_factory = model_factory
         self._model: Any = None
+        self._constrained: Any = None
         self.redact = redact
         self.config = config
         self.text_tool_calls = text_tool_calls
@@ -294,14 +297,24 @@ class MemoryAgent:
         memory model in the next run (an error can echo the model's own output)."""
         await self.cursors.record_failure(thread_id, self.redact(reason))
 
-    async def _ask(self, content: str) -> Any:
+    async def _ask(self, content: str, *, constrained: bool = False) -> Any:
+        """The memory model's answer: through its submit tool, or (`constrained`, when an
+        answer through the tool could not be used) as JSON the server is asked to keep to
+        the operations' schema, with no tool offered."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        if self._model is None:
-            self._model = self._model_factory().bind_tools(
-                [submit_tool_schema()], tool_choice=SUBMIT_TOOL
-            )
-        return await self._model.ainvoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(content)])
+        if constrained:
+            if self._constrained is None:
+                self._constrained = self._model_factory().bind(response_format=constrained_output())
+            model = self._constrained
+            content += f"\n\n{CONSTRAINED_NOTE}"
+        else:
+            if self._model is None:
+                self._model = self._model_factory().bind_tools(
+                    [submit_tool_schema()], tool_choice=SUBMIT_TOOL
+                )
+            model = self._model
+        return await model.ainvoke([SystemMessage(SYSTEM_PROMPT), HumanMessage(content)])
 
     async def _apply(
         self, thread_id: str, operations: list[Any], anchor: str, cited_files: set[str]
@@ -342,7 +355,7 @@ class MemoryAgent:
         and apply its batches: their reports, or None when the run failed (recorded)."""
         for attempt in range(1 + RETRIES):
             try:
-                reply = await self._ask(content(rejection))
+                reply = await self._ask(content(rejection), constrained=attempt > 0)
                 operations = parse_proposal(reply, text_tool_calls=self.text_tool_calls)
             except (ProposalError, ModelOutputError) as exc:  # malformed structured arguments
                 self.failures += 1
