@@ -9,6 +9,7 @@ from pathlib import Path
 
 from invincat_server.runtime.memory.service import MemoryService
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.memory_agent.test_extraction import create
 from tests.terminal.cli_process import run_invincat
 
 
@@ -62,15 +63,7 @@ def test_the_memory_agents_schema_constrained_retry_goes_without_it_when_refused
     workspace: Path,
 ) -> None:
     memory = {"model": "memory-model"}
-    operation = {
-        "op": "create",
-        "scope": "project",
-        "section": "Formatting",
-        "content": "Makefiles are indented with tabs",
-        "confidence": "high",
-        "score": 85,
-        "score_reason": "the user asked to remember it",
-    }
+    operation = create("Makefiles are indented with tabs", "Formatting")
     fake_openai.add_steps(
         [
             {"content": "Noted."},

@@ -10,6 +10,7 @@ from typing import Any
 from invincat_server.runtime.checkpoint_reader import latest_messages
 from invincat_server.runtime.memory.service import MemoryService
 from invincat_server.testing.fake_openai import FakeOpenAIServer
+from tests.memory_agent.test_extraction import create
 from tests.terminal.cli_process import LiveInvincat, run_invincat
 
 
@@ -467,15 +468,7 @@ def test_a_call_to_a_memory_tool_not_offered_is_told_that_memory_needs_no_tool(
 ) -> None:
     """Qwen2.5-Coder-1.5B, asked to remember a convention, called a `write_memory` it was
     never offered until the turn failed, so the memory agent never ran (bench run 10)."""
-    operation = {
-        "op": "create",
-        "scope": "project",
-        "section": "Formatting",
-        "content": "Makefiles are indented with tabs",
-        "confidence": "high",
-        "score": 85,
-        "score_reason": "the user asked to remember it",
-    }
+    operation = create("Makefiles are indented with tabs", "Formatting")
     # Its whole answer, as the model wrote it (a lone fenced call counts as meant).
     call = '```json\n{"name": "write_memory", "arguments": {"content": "Makefiles use tabs"}}\n```'
     fake_openai.add_steps(
