@@ -162,11 +162,12 @@ def test_a_planner_that_drifts_is_nudged_once_then_the_user_is_told(
     assert result.code == 1
     assert [e["message"] for e in result.of_type("error")] == [DRIFT_GIVE_UP]
     first, nudged = fake_openai.chat_requests()
-    assert "approve_plan" in nudged["messages"][-1]["content"]
-    # The answer to the nudge is offered approve_plan alone: the read-only tools were
-    # there to investigate, and a small model offered them again echoed its context.
+    assert '{"todos"' in nudged["messages"][-1]["content"]
+    # The answer to the nudge is offered no tool and asked for the plan's JSON: a small
+    # model offered its tools again echoed its context, offered approve_plan alone, prose.
     assert {t["function"]["name"] for t in first["tools"]} > {"approve_plan", "read_file"}
-    assert [t["function"]["name"] for t in nudged["tools"]] == ["approve_plan"]
+    assert "tools" not in nudged
+    assert nudged["response_format"]["type"] == "json_schema"
 
 
 def test_drift_then_a_proper_plan_is_accepted(
@@ -178,6 +179,48 @@ def test_drift_then_a_proper_plan_is_accepted(
     )
     assert result.code == 0, result.stderr
     assert result.of_type("error") == []
+
+
+def test_a_plan_answered_as_json_to_the_nudge_is_asked_about_and_executed(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    plan = {"todos": [{"content": "Write notes.txt saying hi", "status": "pending"}]}
+    write = {"path": "notes.txt", "content": "hi\n"}
+    fake_openai.add_steps(
+        [
+            {"content": "Here is how you could do it: ..."},
+            {"content": json.dumps(plan)},
+            {"tool_calls": [{"name": "write_file", "arguments": write}]},
+            {"content": "Done.", "match": {"has_tool_result": True}},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "--plan", "write notes", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="y\ny\n",
+    )
+    assert result.code == 0, result.stderr
+    assert result.of_type("error") == []
+    # The plan is asked about as any plan, then its write as any write.
+    asked = result.of_type("approval_requested")
+    assert [a["kind"] for a in asked] == ["plan", "tool"]
+    assert (workspace / "notes.txt").read_text() == "hi\n"
+
+
+def test_a_refused_plan_from_the_nudge_runs_nothing(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    plan = {"todos": [{"content": "Delete everything", "status": "pending"}]}
+    fake_openai.add_steps([{"content": "I'd just do it."}, {"content": json.dumps(plan)}])
+    result = run_invincat(
+        ["chat", "--plan", "clean up", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="n\nno\n",
+    )
+    [asked] = result.of_type("approval_requested")
+    assert asked["kind"] == "plan"
+    assert result.of_type("tool_call")[-1]["name"] == "approve_plan"
+    assert len(fake_openai.chat_requests()) == 2  # nothing was executed after the refusal
 
 
 def test_ask_user_from_the_planner_reaches_the_next_planner_request(
