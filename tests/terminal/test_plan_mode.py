@@ -292,3 +292,22 @@ def test_approve_plan_alone_is_the_plan_and_write_todos_names_the_next_step(
     assert "write_todos" in main
     results = [m for m in fake_openai.chat_requests()[2]["messages"] if m["role"] == "tool"]
     assert "Now do this step with the other tools: Create hello.txt" in results[-1]["content"]
+
+
+def test_a_plan_proposed_with_a_step_marked_done_is_approved_with_every_step_pending(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Qwen2.5-Coder-1.5B proposed its one step as `completed` and the executor, told the
+    plan was done, did nothing (bench run 17)."""
+    done = [{"content": "Write hello.txt", "status": "completed"}]
+    fake_openai.add_steps([_call("approve_plan", todos=done), {"content": "Nothing to do."}])
+    result = run_invincat(
+        ["chat", "--plan", "write hello", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="y\n",
+    )
+    assert result.code == 0, result.stderr
+    [asked] = result.of_type("approval_requested")
+    assert [t["status"] for t in asked["todos"]] == ["pending"]
+    handoff = fake_openai.chat_requests()[-1]["messages"][-1]["content"]
+    assert "Approved plan:" in handoff and "Write hello.txt" in handoff

@@ -156,7 +156,9 @@ def make_approve_plan(*, headless: bool) -> BaseTool:
         tool_call_id: Annotated[str, InjectedToolCallId],
         state: Annotated[dict[str, Any], InjectedState],
     ) -> Command[Any] | str:
-        items = as_dicts(todos)
+        # Nothing of a plan is done yet, whatever status the planner wrote: an approved step
+        # marked completed was skipped by the executor (Qwen2.5-Coder-1.5B, bench run 17).
+        items = [{**item, "status": "pending"} for item in as_dicts(todos)]
         if not items:
             return "Error: the plan is empty. Call approve_plan with the plan's steps."
         # The list shown for approval is the plan, whatever write_todos said before: a
