@@ -375,6 +375,7 @@ class MemoryAgent:
                 rejection = self.redact(dropped)
                 continue
             self.failures += 1
+            rejection = self.redact(rejection)  # sent to the memory model with the retry
             # Asked again only when nothing of this batch was applied: a retry of a
             # partly applied one would propose the applied operations twice.
             if attempt < RETRIES and not reports:
