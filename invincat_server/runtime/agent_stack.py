@@ -167,6 +167,7 @@ async def open_server_agent(
             documents=documents,
             notify=notify,
             tool_guards=[MemoryGuardMiddleware(memory, watch)],
+            answer_readers=text_call_readers(settings),
         ),
         sandbox,
         memory,
@@ -242,6 +243,7 @@ async def _load_agents(
             documents=documents,
             notify=notify,
             tool_guards=[MemoryGuardMiddleware(memory, watch)],
+            answer_readers=text_call_readers(settings),
             options=dict(options),
         ),
         sandbox,
@@ -262,6 +264,18 @@ async def _load_agents(
         remembers=memory_agent.config.enabled,
     )
     return AgentStack(stores, records, memory, memory_agent, extensions, context, graph, planner)
+
+
+def text_call_readers(settings: Settings, note: Any = None) -> list[Any]:
+    """The middleware that reads tool calls a model wrote as text, for one agent's stack
+    (listed last: it wraps the model call innermost, so it sees the tools finally offered
+    and the model's own answer; text_tool_call_middleware.py). None with `off`. `note`:
+    the hint for a call to a tool not offered (agents/main_agent.memory_tool_note)."""
+    if settings.text_tool_calls != "auto":
+        return []
+    from invincat_server.runtime.agents.text_tool_call_middleware import TextToolCallMiddleware
+
+    return [TextToolCallMiddleware(note)]
 
 
 async def _tools_and_extensions(
@@ -314,15 +328,10 @@ def _build_agents(
         build_planner_agent,
     )
     from invincat_server.runtime.agents.repeated_calls import RepeatedCallGuard
-    from invincat_server.runtime.agents.text_tool_call_middleware import TextToolCallMiddleware
     from invincat_server.runtime.context.middleware import ContextMiddleware, ContextSettings
 
     def text_calls() -> list[Any]:
-        # Last in each list: it wraps the model call innermost, so it sees the tools
-        # finally offered and the model's own answer (text_tool_call_middleware.py).
-        if settings.text_tool_calls != "auto":
-            return []
-        return [TextToolCallMiddleware(memory_tool_note if remembers else None)]
+        return text_call_readers(settings, memory_tool_note if remembers else None)
 
     def repeats() -> RepeatedCallGuard | None:
         limit = settings.max_repeated_calls

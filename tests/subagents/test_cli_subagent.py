@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from invincat_server.testing.fake_openai import FakeOpenAIServer
@@ -80,3 +81,78 @@ def test_rejecting_a_workers_write_keeps_the_file_and_the_report_reaches_the_mai
         "tool_call_id": asked[0]["tool_call_id"],
     }
     assert result.of_type("turn_end")[0]["status"] == "completed"
+
+
+def _worker_writes_as_text(fake_openai: FakeOpenAIServer) -> None:
+    """As Qwen2.5-Coder-1.5B did in bench/real_model.py: the worker's call written as text."""
+    args = {"path": "notes.txt", "content": "new\n"}
+    call = f"```json\n{json.dumps({'name': 'write_file', 'arguments': args})}\n```"
+    fake_openai.add_steps(
+        [
+            {
+                "match": {"system_contains": MAIN, "has_tool_result": False},
+                "tool_calls": [
+                    {
+                        "name": "task",
+                        "arguments": {
+                            "description": "rewrite notes.txt",
+                            "subagent_type": "worker",
+                        },
+                    }
+                ],
+            },
+            {"match": {"system_contains": WORKER, "has_tool_result": False}, "content": call},
+            {"match": {"system_contains": WORKER}, "content": "Report: notes.txt handled."},
+            {"match": {"system_contains": MAIN}, "content": "Done."},
+        ]
+    )
+
+
+def test_a_workers_call_written_as_text_asks_and_refused_writes_nothing(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("original\n")
+    _worker_writes_as_text(fake_openai)
+    result = run_invincat(
+        ["chat", "rewrite notes", "--json", "--cwd", str(workspace)], invincat_env, input="y\nn\n\n"
+    )
+    assert result.code == 0, result.stderr
+    asked = result.of_type("approval_requested")
+    assert [a["tool_name"] for a in asked] == ["task", "write_file"]
+    assert "+new" in asked[1]["diff"]
+    assert (workspace / "notes.txt").read_text() == "original\n"
+    results = {r["name"]: r for r in result.of_type("tool_result")}
+    assert results["write_file"]["status"] == "rejected" and results["write_file"]["depth"] == 1
+    # The report is the worker's answer after the call, not the call's text.
+    assert results["task"]["content"] == "Report: notes.txt handled."
+
+
+def test_a_workers_call_written_as_text_runs_once_approved(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("original\n")
+    _worker_writes_as_text(fake_openai)
+    result = run_invincat(
+        ["chat", "rewrite notes", "--json", "--cwd", str(workspace)], invincat_env, input="y\ny\n"
+    )
+    assert result.code == 0, result.stderr
+    assert (workspace / "notes.txt").read_text() == "new\n"
+    results = {r["name"]: r for r in result.of_type("tool_result")}
+    assert results["write_file"]["status"] == "success" and results["write_file"]["depth"] == 1
+    assert results["task"]["content"] == "Report: notes.txt handled."
+
+
+def test_with_text_tool_calls_off_a_workers_text_is_its_report(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("original\n")
+    _worker_writes_as_text(fake_openai)
+    env = {**invincat_env, "INVINCAT_TEXT_TOOL_CALLS": "off"}
+    result = run_invincat(
+        ["chat", "rewrite notes", "--json", "--cwd", str(workspace)], env, input="y\n"
+    )
+    assert result.code == 0, result.stderr
+    assert [a["tool_name"] for a in result.of_type("approval_requested")] == ["task"]
+    assert (workspace / "notes.txt").read_text() == "original\n"
+    [task] = result.of_type("tool_result")
+    assert task["name"] == "task" and '"write_file"' in task["content"]

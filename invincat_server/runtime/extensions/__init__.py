@@ -42,6 +42,10 @@ class ExtensionContext:
     tool_guards: list[AgentMiddleware] = field(default_factory=list)
     """Middleware every agent that runs tools must include (the memory guard); subagents
     add it to their own stacks."""
+    answer_readers: list[AgentMiddleware] = field(default_factory=list)
+    """Middleware every agent lists last, wrapping its model call innermost: the reader of
+    tool calls written as text while `text_tool_calls` is `auto` (subagents too: without
+    it a small model's first call, written as text, ended its run as its report)."""
     options: dict[str, Any] = field(default_factory=dict)
     """Front-end options, e.g. `trust_project` (run project MCP configs) and
     `allow_loopback_fetch` (tests)."""

@@ -254,11 +254,13 @@ class SubagentFactory:
         limits: SubagentLimits,
         workspace_root: str,
         tool_guards: Sequence[AgentMiddleware] = (),
+        answer_readers: Sequence[AgentMiddleware] = (),
     ) -> None:
         self.model = model
         self.tools = tools
         self.approvals = approvals
         self.tool_guards = list(tool_guards)
+        self.answer_readers = list(answer_readers)
         self.limits = limits
         self.workspace_root = workspace_root
         self._graphs: dict[tuple[str, int], Any] = {}
@@ -298,6 +300,7 @@ class SubagentFactory:
                     self.approvals,
                     SubagentGuardMiddleware(kind, allowed, level, self.limits),
                     *self.tool_guards,
+                    *self.answer_readers,  # last: innermost around the model call
                 ],
                 name=f"invincat-{kind_name}",
             )
@@ -367,6 +370,7 @@ async def subagents_provider(ctx: ExtensionContext, ext: Extensions) -> None:
         tools=lambda: [*ctx.core_tools, *ext.tools],
         approvals=ApprovalMiddleware(ctx.policy, ctx.workspace, ctx.documents),
         tool_guards=list(ctx.tool_guards),
+        answer_readers=list(ctx.answer_readers),
         limits=limits,
         workspace_root=str(ctx.workspace.root),
     )
