@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -266,8 +267,33 @@ async def _store_recorded(documents: DocumentSource, path: Path, text: str) -> N
     await checkpoint_recorder.after_write(path, on_disk=not in_editor)
 
 
+class WriteTurns:
+    """One write at a time: each reads the file after the write before it has stored.
+
+    LangGraph runs the calls of one model response at once. A write reads the file (to
+    plan an edit, or for the rewind checkpoint) and then awaits before it stores, so two
+    edits of one file each read the original and the second store undid the first while
+    both reported success (Qwen2.5-Coder-1.5B, bench run 19). Which of a response's writes
+    goes first is not fixed (each call is its own graph task); that each result says what
+    happened to the file is. Writes are rare and short, so one turn for all of them costs
+    nothing. A lock per event loop: the same tools may serve more than one loop."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __call__(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+
 def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[BaseTool]:
     """read_file, write_file, edit_file and ls bound to one workspace and buffer source."""
+    write_turn = WriteTurns()
 
     async def read_file(
         path: str, tool_call_id: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
@@ -284,33 +310,36 @@ def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[Ba
             return format_numbered(text, display, offset, limit)
 
     async def write_file(path: str, content: str, tool_call_id: str) -> str | ToolMessage:
-        with tool_errors():
-            try:
-                change = plan_write(workspace, documents, path, content)
-            except ProtectedPathError as exc:
-                return _protected(exc, tool_call_id, "write_file")
-            try:
-                await _store_recorded(documents, change.abs_path, content)
-            except EditorDeclined as exc:
-                return _declined(exc, change.path, tool_call_id, "write_file")
-            how = "new file" if change.old_text is None else "overwrote existing file"
-            return f"Wrote {plural(count_lines(content), 'line')} to {change.path} ({how})."
+        async with write_turn():
+            with tool_errors():
+                try:
+                    change = plan_write(workspace, documents, path, content)
+                except ProtectedPathError as exc:
+                    return _protected(exc, tool_call_id, "write_file")
+                try:
+                    await _store_recorded(documents, change.abs_path, content)
+                except EditorDeclined as exc:
+                    return _declined(exc, change.path, tool_call_id, "write_file")
+                how = "new file" if change.old_text is None else "overwrote existing file"
+                return f"Wrote {plural(count_lines(content), 'line')} to {change.path} ({how})."
 
     async def edit_file(
         path: str, old_string: str, new_string: str, tool_call_id: str, replace_all: bool = False
     ) -> str | ToolMessage:
-        with tool_errors():
-            try:
-                change, count = plan_edit(
-                    workspace, documents, path, old_string, new_string, replace_all
-                )
-            except ProtectedPathError as exc:
-                return _protected(exc, tool_call_id, "edit_file")
-            try:
-                await _store_recorded(documents, change.abs_path, change.new_text)
-            except EditorDeclined as exc:
-                return _declined(exc, change.path, tool_call_id, "edit_file")
-            return f"Edited {change.path}: {plural(count, 'replacement')}."
+        # Planned inside the turn: on the text the write before it left.
+        async with write_turn():
+            with tool_errors():
+                try:
+                    change, count = plan_edit(
+                        workspace, documents, path, old_string, new_string, replace_all
+                    )
+                except ProtectedPathError as exc:
+                    return _protected(exc, tool_call_id, "edit_file")
+                try:
+                    await _store_recorded(documents, change.abs_path, change.new_text)
+                except EditorDeclined as exc:
+                    return _declined(exc, change.path, tool_call_id, "edit_file")
+                return f"Edited {change.path}: {plural(count, 'replacement')}."
 
     async def ls(tool_call_id: str, path: str = ".") -> str | ToolMessage:
         with tool_errors():
