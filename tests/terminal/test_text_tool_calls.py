@@ -507,3 +507,63 @@ def test_a_call_to_a_memory_tool_not_offered_is_told_that_memory_needs_no_tool(
     [refused] = plain.of_type("tool_result")
     assert "not an available tool" in refused["content"]
     assert "remembered" not in refused["content"]
+
+
+def test_an_answer_echoing_the_context_block_is_asked_again_once(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    invincat_home: Path,
+    workspace: Path,
+) -> None:
+    """Qwen2.5-Coder-1.5B answered the named files' block back, the fix made inside the
+    echo and never as an edit (bench runs 5-8 and 19)."""
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    echo = (
+        "<editor_context>\nFile calc.py (named in the request):\n```python\n"
+        "     1\tdef add(a, b):\n     2\t    return a + b\n```\n</editor_context>"
+    )
+    fixed = "def add(a, b):\n    return a + b\n"
+    fake_openai.add_steps(
+        [
+            text(echo),
+            text(hermes("write_file", path="calc.py", content=fixed)),
+            text("Fixed add in calc.py.", has_tool_result=True),
+        ]
+    )
+    result = run_invincat(
+        ["chat", "fix the bug in calc.py", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input="y\n",
+    )
+    assert result.code == 0, result.stderr
+    second = fake_openai.chat_requests()[1]["messages"]
+    assert "repeated the context block" in second[-1]["content"]
+    assert second[-2]["role"] == "assistant" and second[-2]["content"] == echo
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "write_file"
+    assert (workspace / "calc.py").read_text() == fixed
+    # The note is not the user's words: the thread keeps none of it.
+    thread = result.of_type("turn_start")[0]["thread_id"]
+    stored = json.dumps(thread_record(invincat_home, thread))
+    assert "repeated the context block" not in stored
+
+    # Echoed twice: the second echo is the answer (no loop).
+    fake_openai.add_steps([text(echo), text(echo)])
+    again = run_invincat(
+        ["chat", "fix calc.py", "--thread", thread, "--json", "--cwd", str(workspace)],
+        invincat_env,
+    )
+    assert again.code == 0, again.stderr
+    assert len(fake_openai.chat_requests()) == 5
+    assert again.of_type("turn_end")[0]["status"] == "completed"
+
+
+def test_an_answer_that_quotes_the_context_tag_later_is_kept(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    answer = "Invincat wraps named files in an `<editor_context>` block."
+    fake_openai.add_steps([text(answer)])
+    result = run_invincat(["chat", "how?", "--json", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    assert len(fake_openai.chat_requests()) == 1
+    assert "".join(e["text"] for e in result.of_type("message_delta")) == answer

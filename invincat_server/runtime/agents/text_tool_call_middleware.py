@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 
+from invincat_server.runtime.editor_context import OPEN_TAG as CONTEXT_OPEN_TAG
 from invincat_server.runtime.text_tool_calls import TextToolCalls, find_text_tool_calls
 
 AUDIT_KEY = "invincat_text_tool_calls"
@@ -153,17 +154,31 @@ EMPTY_ANSWER_NOTE = (
 _EMPTY_MARKUP = re.compile(r"<(tools|tool_call|function_call)>\s*</\1>")
 
 
-def _empty_answer(result: Sequence[BaseMessage]) -> AIMessage | None:
-    """The answer when it says nothing at all: no tool call, and no text but blanks or
-    empty tool markup (Qwen2.5-Coder-1.5B answered `<tools></tools>` and the turn ended
-    there, bench run 6)."""
+ECHO_NOTE = (
+    "Your last answer repeated the context block sent with the request instead of doing "
+    "what the request asks. Do it now: call the tools to read or change files (edit_file "
+    "or write_file to change one), or answer in plain words."
+)
+
+
+def _ask_again(result: Sequence[BaseMessage]) -> tuple[AIMessage, str] | None:
+    """The answer and the note to ask once more with, when the answer is no answer: no
+    tool call, and no text but blanks or empty tool markup (Qwen2.5-Coder-1.5B answered
+    `<tools></tools>` and the turn ended there, bench run 6), or text that opens with the
+    request's own `<editor_context>` block (it echoed the named files back, the fix made
+    inside the echo and never as an edit, bench runs 5-8 and 19)."""
     answers = [m for m in result if isinstance(m, AIMessage)]
     if len(answers) != 1:
         return None
     [answer] = answers
     if answer.tool_calls or answer.invalid_tool_calls:
         return None
-    return answer if not _EMPTY_MARKUP.sub("", answer.text).strip() else None
+    text = answer.text
+    if not _EMPTY_MARKUP.sub("", text).strip():
+        return answer, EMPTY_ANSWER_NOTE
+    if text.lstrip().startswith(CONTEXT_OPEN_TAG):
+        return answer, ECHO_NOTE
+    return None
 
 
 class TextToolCallMiddleware(AgentMiddleware):
@@ -185,11 +200,12 @@ class TextToolCallMiddleware(AgentMiddleware):
     ) -> ModelResponse:
         request = request.override(messages=[as_shown_to_models(m) for m in request.messages])
         response = await handler(request)
-        empty = _empty_answer(response.result)
-        if empty is not None:
-            # Asked once more, with the empty answer and a note; only the second answer
+        no_answer = _ask_again(response.result)
+        if no_answer is not None:
+            # Asked once more, with that answer and a fixed note; only the second answer
             # is kept (the note is not the user's words, so it stays out of the thread).
-            again = [*request.messages, empty, HumanMessage(EMPTY_ANSWER_NOTE)]
+            answer, note = no_answer
+            again = [*request.messages, answer, HumanMessage(note)]
             response = await handler(request.override(messages=again))
         result = list(response.result)
         for index in range(len(result) - 1, -1, -1):
