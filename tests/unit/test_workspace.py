@@ -159,9 +159,9 @@ def test_the_roots_last_folder_before_an_existing_file_is_the_root(
     # Qwen2.5-Coder 1.5B asked for project/calc.py in a project rooted at …/project.
     name = root.name
     assert workspace.resolve(f"{name}/src/main.py") == root / "src" / "main.py"
-    # A guess never decides where a write lands: it goes where the path says.
-    written = workspace.resolve(f"{name}/src/main.py", write=True)
-    assert written == root / name / "src" / "main.py"
+    # A guess never decides where a write lands: such a write is refused, naming the file.
+    with pytest.raises(WorkspaceError, match="this file is 'src/main.py'. Nothing was written"):
+        workspace.resolve(f"{name}/src/main.py", write=True)
     # Nothing there after the folder's name: an ordinary path (a new folder of that name).
     assert workspace.resolve(f"{name}/new.py", write=True) == root / name / "new.py"
     (root / name).mkdir()

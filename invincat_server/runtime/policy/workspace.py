@@ -65,6 +65,8 @@ class Workspace:
         candidate = Path(path)
         if not candidate.is_absolute():
             spelled = self.root_spelled_relative(candidate, reading=not write)
+            if spelled is None and write:
+                self._refuse_root_folder_write(path, candidate)
             candidate = spelled or self.root / candidate
         resolved = self._real(candidate)
         if not self.contains(resolved):
@@ -84,8 +86,9 @@ class Workspace:
         models copy the root from the system prompt and drop the slash. None when it does
         not, or when its first part (``tmp``) exists in the project: then the path is
         the project's own, as given. The root's last folders alone (``project/calc.py``)
-        count too, when the file after them exists, but only for ``reading``: a write to
-        ``project/calc.py`` goes where it says, so what the user approves is what changes."""
+        count too, when the file after them exists, but only for ``reading``: such a
+        write is refused with the file's real path (`resolve`), so what the user approves
+        is what changes."""
         own = self.root.parts[1:]
         parts = relative.parts
         if not own or not parts or os.path.lexists(self.root / parts[0]):
@@ -104,6 +107,24 @@ class Workspace:
                 if os.path.lexists(rest):
                     return rest
         return None
+
+    def _refuse_root_folder_write(self, path: str, relative: Path) -> None:
+        """Refuse a write spelled with the root's last folders (``project/calc.py`` for
+        root ``/tmp/x/project``, no folder ``project`` in it) when the file after them
+        exists at the root: it would create a second ``calc.py`` in a new folder while
+        the model meant the first (Qwen2.5-Coder-1.5B wrote its right fix there, bench
+        run 19). Refused rather than redirected, so what is written is what was asked;
+        the error names the file, and the model sends the call again."""
+        meant = self.root_spelled_relative(relative, reading=True)
+        if meant is None:
+            return
+        folder = relative.parts[0]
+        raise WorkspaceError(
+            f"Path '{path}' starts with '{folder}', the project folder's own name: paths "
+            f"are relative to the project root, where this file is '{self.relative(meant)}'. "
+            "Nothing was written: send the call again with that path (to make a new folder "
+            f"'{folder}' inside the project, create the folder first)."
+        )
 
     def denied(self, path: Path) -> bool:
         """True if the deny hook protects ``path`` from reading (search tools skip it)."""
