@@ -115,3 +115,65 @@ def test_a_finished_todo_list_sent_again_ends_the_turn_completed(
     looped = run_invincat(["chat", "go on", "--json", "--cwd", str(workspace)], invincat_env)
     assert looped.code == 1
     assert any("Stopped the turn" in e["message"] for e in looped.of_type("error"))
+
+
+def test_copies_of_a_call_in_one_answer_run_once_and_the_turn_goes_on(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Bench run 19: one answer of 32 calls, three over and over, and the turn was stopped
+    as if the model had been told five times."""
+    (workspace / "cli.py").write_text("import argparse\n")
+    read = hermes("read_file", path="cli.py")
+    write = hermes("write_file", path="notes.txt", content="hello\n")
+    fake_openai.add_steps(
+        [
+            {"content": "\n".join([read, write] * 8)},
+            {"content": "I wrote notes.txt.", "match": {"has_tool_result": True}},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "write notes", "--json", "--cwd", str(workspace)], invincat_env, input="y\n"
+    )
+    assert result.code == 0, result.stderr
+    # One write asked about and made; the copies neither ran nor asked.
+    [asked] = result.of_type("approval_requested")
+    results = result.of_type("tool_result")
+    ran = [r for r in results if r["status"] == "success"]
+    assert sorted(r["name"] for r in ran) == ["read_file", "write_file"]
+    assert asked["tool_call_id"] in {r["id"] for r in ran}
+    copies = [r for r in results if r["status"] != "success"]
+    assert len(copies) == 14
+    assert all("this answer already makes the same call" in r["content"] for r in copies)
+    assert (workspace / "notes.txt").read_text() == "hello\n"
+    [end] = result.of_type("turn_end")
+    assert end["status"] == "completed"
+    assert "".join(e["text"] for e in result.of_type("message_delta")).endswith(
+        "I wrote notes.txt."
+    )
+
+
+def test_copies_of_the_plan_in_one_planner_answer_propose_it_once(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / "cli.py").write_text("import argparse\n")
+    plan = [{"content": "Create hello.txt", "status": "pending"}]
+    calls = [hermes("read_file", path="cli.py"), hermes("approve_plan", todos=plan)] * 6
+    fake_openai.add_steps(
+        [
+            {"content": "\n".join(calls)},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "hello.txt", "content": "hi\n"}}
+                ]
+            },
+            {"content": "Created hello.txt.", "match": {"has_tool_result": True}},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "--plan", "add hello", "--yes", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert result.code == 0, result.stderr
+    assert (workspace / "hello.txt").read_text() == "hi\n"
+    [end] = result.of_type("turn_end")
+    assert end["status"] == "completed"
+    assert not any("Stopped the turn" in e["message"] for e in result.of_type("error"))

@@ -161,3 +161,36 @@ def test_the_stopped_calls_description_is_redacted_before_it_is_cut() -> None:
     key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 3
     text = describe_call("write_file", {"path": "x" * 170, "content": key})
     assert "A1b2C3d4" not in text
+
+
+def test_copies_of_one_call_in_one_answer_are_that_call_once() -> None:
+    # Qwen2.5-Coder-1.5B wrote one answer of 32 calls, three calls over and over (bench
+    # run 19): not a loop it was told about, and nothing to stop.
+    thread = Thread()
+    read = ("read_file", {"path": "cli.py"})
+    message = thread.answer(*[WRITE, read, TEST] * 10)
+    update = guard(thread)
+    assert update is not None
+    answered = {m.tool_call_id: m for m in update["messages"]}
+    ids = [c["id"] for c in message.tool_calls]
+    # The first of each runs; each copy is answered, naming the call it copies.
+    assert set(answered) == set(ids[3:])
+    copy = answered[ids[3]]
+    assert copy.status == "error" and f"same call (id {ids[0]})" in copy.text
+    # A later answer counts such a call as made once before, not ten times.
+    again = Thread()
+    again.step(*[WRITE] * 10)
+    assert counts(again, WRITE) == [2]
+
+
+def test_copies_in_an_answer_of_a_call_made_before_are_counted_once() -> None:
+    thread = Thread()
+    thread.step(WRITE, result="Wrote 1 line")
+    thread.step(WRITE, result="Wrote 1 line")
+    message = thread.answer(WRITE, WRITE, WRITE)
+    update = guard(thread)  # the third time: refused, and its copies answered too
+    assert update is not None
+    answered = {m.tool_call_id: m.text for m in update["messages"]}
+    first, *copies = [c["id"] for c in message.tool_calls]
+    assert "already made this exact call 2 times" in answered[first]
+    assert all("this answer already makes the same call" in answered[c] for c in copies)

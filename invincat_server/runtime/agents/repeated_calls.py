@@ -17,6 +17,11 @@ Counting restarts whenever the model makes a call it has not made before in the 
 edit, test, another edit, the same test again is work, not a loop. A loop makes nothing
 new, so its counts only grow.
 
+Copies of one call in one answer are that call once: the first counts and runs, each copy
+after it is answered "the same call is earlier in this answer" without running or asking.
+Qwen2.5-Coder-1.5B wrote one answer of 32 calls, three calls over and over, and was
+stopped as if told five times (bench run 19); told nothing yet, it is not a loop.
+
 It runs before approvals (listed after them: LangChain runs after-model hooks last to
 first), on the structured calls of the answer, which include those written as text
 (text_tool_call_middleware.py turns them into structured calls inside the model node).
@@ -70,6 +75,8 @@ class Repeat:
     args: Any
     count: int
     last_result: str | None
+    copy_of: str | None = None
+    """The id of the same call earlier in the same answer: this one is a copy of it."""
 
 
 def repeats(turn: Sequence[BaseMessage], last: AIMessage) -> list[Repeat]:
@@ -82,17 +89,31 @@ def repeats(turn: Sequence[BaseMessage], last: AIMessage) -> list[Repeat]:
 
     def count(calls: Iterable[Any]) -> list[Repeat]:
         found = []
+        in_answer: dict[str, Repeat] = {}
         for call in calls:
             key = call_key(call["name"], call["args"])
+            first = in_answer.get(key)
+            if first is not None:  # a copy in the same answer: that call, made once
+                found.append(
+                    Repeat(
+                        str(call["id"]),
+                        call["name"],
+                        call["args"],
+                        first.count,
+                        first.last_result,
+                        copy_of=first.call_id,
+                    )
+                )
+                continue
             if key not in seen:
                 seen.add(key)
                 counts.clear()  # something new: what came before is not a loop
             counts[key] = counts.get(key, 0) + 1
-            found.append(
-                Repeat(
-                    str(call["id"]), call["name"], call["args"], counts[key], last_result.get(key)
-                )
+            repeat = Repeat(
+                str(call["id"]), call["name"], call["args"], counts[key], last_result.get(key)
             )
+            in_answer[key] = repeat
+            found.append(repeat)
             result = results.get(call["id"])
             if result is not None and not _from_guard(result):
                 last_result[key] = result.text
@@ -178,6 +199,20 @@ def refusal(repeat: Repeat) -> ToolMessage:
     )
 
 
+def copy_answer(repeat: Repeat) -> ToolMessage:
+    """The result of a copy of a call made earlier in the same answer."""
+    return ToolMessage(
+        content=(
+            f"Not run: this answer already makes the same call (id {repeat.copy_of}); a call "
+            "runs once. Its result is that call's."
+        ),
+        tool_call_id=repeat.call_id,
+        name=repeat.name,
+        status="error",
+        artifact={GUARD_KEY: repeat.count},
+    )
+
+
 FINISHED_NOTE = "The list was already recorded with every item completed; the turn ends here."
 
 
@@ -227,9 +262,11 @@ class RepeatedCallGuard(AgentMiddleware):
         last = turn.pop() if turn else None
         if not isinstance(last, AIMessage) or not last.tool_calls:
             return None
-        found = repeats(turn, last)
+        made = repeats(turn, last)
+        copies = [r for r in made if r.copy_of is not None]
+        found = [r for r in made if r.copy_of is None]
         if found and all(_finished_list_again(r) for r in found):
-            return _end_finished(found)
+            return _end_finished([r for r in made if r.call_id not in answered])
         for repeat in found:
             if repeat.count >= self.limit + 2:
                 raise ModelOutputError(
@@ -239,7 +276,10 @@ class RepeatedCallGuard(AgentMiddleware):
                     "to do, or try a larger model (max_repeated_calls in config.toml, "
                     "INVINCAT_MAX_REPEATED_CALLS)."
                 )
-        refused = [refusal(r) for r in found if r.count >= self.limit and r.call_id not in answered]
+        refused = [copy_answer(r) for r in copies if r.call_id not in answered]
+        refused += [
+            refusal(r) for r in found if r.count >= self.limit and r.call_id not in answered
+        ]
         # Appended after the answer's other results: the tool node runs only the calls
         # still unanswered, and approvals skip the answered ones.
         return {"messages": refused} if refused else None
