@@ -30,6 +30,7 @@ from invincat_server.runtime.tools.documents import (
     store_text,
 )
 from invincat_server.runtime.tools.edits import EditError
+from invincat_server.runtime.tools.parse_check import broken_by_write
 from invincat_server.runtime.tools.preview import plan_edit, plan_write
 from invincat_server.runtime.wording import plural
 
@@ -321,7 +322,9 @@ def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[Ba
                 except EditorDeclined as exc:
                     return _declined(exc, change.path, tool_call_id, "write_file")
                 how = "new file" if change.old_text is None else "overwrote existing file"
-                return f"Wrote {plural(count_lines(content), 'line')} to {change.path} ({how})."
+                broke = broken_by_write(change.abs_path, change.path, change.old_text, content)
+                lines = plural(count_lines(content), "line")
+                return f"Wrote {lines} to {change.path} ({how}).{broke}"
 
     async def edit_file(
         path: str, old_string: str, new_string: str, tool_call_id: str, replace_all: bool = False
@@ -339,7 +342,10 @@ def build_file_tools(workspace: Workspace, documents: DocumentSource) -> list[Ba
                     await _store_recorded(documents, change.abs_path, change.new_text)
                 except EditorDeclined as exc:
                     return _declined(exc, change.path, tool_call_id, "edit_file")
-                return f"Edited {change.path}: {plural(count, 'replacement')}."
+                broke = broken_by_write(
+                    change.abs_path, change.path, change.old_text, change.new_text
+                )
+                return f"Edited {change.path}: {plural(count, 'replacement')}.{broke}"
 
     async def ls(tool_call_id: str, path: str = ".") -> str | ToolMessage:
         with tool_errors():
