@@ -141,3 +141,32 @@ def test_input_ending_after_an_edit_leaves_the_call_unrun(
     )
     assert result.code == 1  # the approval stays pending, as when input ends at any approval
     assert not (workspace / "notes.txt").exists() and not (workspace / "other.txt").exists()
+
+
+def test_a_write_of_what_the_file_already_holds_is_not_asked_and_says_so(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    # Bench run 20: asked to fix calc.py, Qwen2.5-Coder-1.5B wrote test_calc.py back as it
+    # was, less its final newline, was told "Wrote 5 lines", and went on reading.
+    test = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    (workspace / "test_calc.py").write_text(test)
+    same = {"path": "test_calc.py", "content": test.rstrip("\n")}
+    fake_openai.add_steps(
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": same}]},
+            {"content": "ok", "match": {"has_tool_result": True}},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "fix calc.py", "--json", "--cwd", str(workspace)], invincat_env, input=""
+    )
+    assert result.code == 0, result.stderr
+    assert result.of_type("approval_requested") == []
+    [written] = result.of_type("tool_result")
+    assert written["status"] == "error"
+    assert written["content"] == (
+        "test_calc.py already holds exactly this content (apart from its final newline): "
+        "nothing to change, nothing was written. If the change belongs in another file, "
+        "write or edit that file."
+    )
+    assert (workspace / "test_calc.py").read_text() == test  # its newline kept

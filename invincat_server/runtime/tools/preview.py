@@ -54,6 +54,16 @@ def plan_write(
             f"{display} exists and is not a UTF-8 text file; write_file will not overwrite "
             "it. Remove it first with execute if replacing it is really intended."
         ) from exc
+    if old_text is not None and _same_but_final_newline(old_text, content):
+        # Nothing to approve, and a model told "Wrote 5 lines" thinks it changed something:
+        # Qwen2.5-Coder-1.5B, asked to fix calc.py, wrote test_calc.py back as it was, less
+        # its final newline, and went on to the next read (bench run 20).
+        raise EditError(
+            f"{display} already holds exactly this content"
+            + ("" if old_text == content else " (apart from its final newline)")
+            + ": nothing to change, nothing was written. If the change belongs in another "
+            "file, write or edit that file."
+        )
     return ProposedChange(
         path=display,
         abs_path=abs_path,
@@ -61,6 +71,10 @@ def plan_write(
         new_text=content,
         diff=unified_diff(display, old_text, content),
     )
+
+
+def _same_but_final_newline(old: str, new: str) -> bool:
+    return old == new or old.rstrip("\r\n") == new.rstrip("\r\n")
 
 
 def plan_edit(
