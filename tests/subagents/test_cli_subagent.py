@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.terminal.cli_process import run_invincat
 
@@ -108,37 +110,32 @@ def _worker_writes_as_text(fake_openai: FakeOpenAIServer) -> None:
     )
 
 
-def test_a_workers_call_written_as_text_asks_and_refused_writes_nothing(
-    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+@pytest.mark.parametrize(
+    ("answers", "status", "left"),
+    [("y\nn\n\n", "rejected", "original\n"), ("y\ny\n", "success", "new\n")],
+    ids=["refused-writes-nothing", "approved-writes"],
+)
+def test_a_workers_call_written_as_text_asks_like_a_structured_one(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    workspace: Path,
+    answers: str,
+    status: str,
+    left: str,
 ) -> None:
     (workspace / "notes.txt").write_text("original\n")
     _worker_writes_as_text(fake_openai)
     result = run_invincat(
-        ["chat", "rewrite notes", "--json", "--cwd", str(workspace)], invincat_env, input="y\nn\n\n"
+        ["chat", "rewrite notes", "--json", "--cwd", str(workspace)], invincat_env, input=answers
     )
     assert result.code == 0, result.stderr
     asked = result.of_type("approval_requested")
     assert [a["tool_name"] for a in asked] == ["task", "write_file"]
     assert "+new" in asked[1]["diff"]
-    assert (workspace / "notes.txt").read_text() == "original\n"
+    assert (workspace / "notes.txt").read_text() == left
     results = {r["name"]: r for r in result.of_type("tool_result")}
-    assert results["write_file"]["status"] == "rejected" and results["write_file"]["depth"] == 1
+    assert results["write_file"]["status"] == status and results["write_file"]["depth"] == 1
     # The report is the worker's answer after the call, not the call's text.
-    assert results["task"]["content"] == "Report: notes.txt handled."
-
-
-def test_a_workers_call_written_as_text_runs_once_approved(
-    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
-) -> None:
-    (workspace / "notes.txt").write_text("original\n")
-    _worker_writes_as_text(fake_openai)
-    result = run_invincat(
-        ["chat", "rewrite notes", "--json", "--cwd", str(workspace)], invincat_env, input="y\ny\n"
-    )
-    assert result.code == 0, result.stderr
-    assert (workspace / "notes.txt").read_text() == "new\n"
-    results = {r["name"]: r for r in result.of_type("tool_result")}
-    assert results["write_file"]["status"] == "success" and results["write_file"]["depth"] == 1
     assert results["task"]["content"] == "Report: notes.txt handled."
 
 
