@@ -170,3 +170,47 @@ def test_a_write_of_what_the_file_already_holds_is_not_asked_and_says_so(
         "write or edit that file."
     )
     assert (workspace / "test_calc.py").read_text() == test  # its newline kept
+
+
+def test_a_write_carrying_read_files_line_numbers_is_refused_unasked(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    # Bench run 21: Qwen2.5-Coder-1.5B wrote calc.py back from read_file's numbered view.
+    calc = "def add(a, b):\n    return a - b\n"
+    (workspace / "calc.py").write_text(calc)
+    numbered = "    1        def add(a, b):\n    2            return a + b\n    3\n"
+    edit = {"path": "calc.py", "old_string": "a - b", "new_string": "  1\ta + b\n  2\tx\n  3\ty"}
+    fixed = "def add(a, b):\n    return a + b\n"
+    fake_openai.add_steps(
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "calc.py", "content": numbered}},
+                    {"name": "edit_file", "arguments": edit},
+                ]
+            },
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "calc.py", "content": fixed}}
+                ],
+                "match": {"any_message_contains": "line numbers"},
+            },
+            {"content": "Fixed.", "match": {"has_tool_result": True}},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "fix calc.py", "--json", "--cwd", str(workspace)], invincat_env, input="y\n"
+    )
+    assert result.code == 0, result.stderr
+    refused = result.of_type("tool_result")[:2]
+    assert {r["status"] for r in refused} == {"error"}
+    contents = {r["name"]: r["content"] for r in refused}
+    assert contents["write_file"].startswith(
+        "content opens its lines with line numbers (1, 2, …) as read_file shows them: they "
+        "are not part of calc.py. Nothing was written"
+    )
+    assert contents["edit_file"].startswith("new_string opens its lines with line numbers")
+    # Only the write sent again without them was asked about, and it is what was written.
+    [asked] = result.of_type("approval_requested")
+    assert asked["args"]["content"] == fixed
+    assert (workspace / "calc.py").read_text() == fixed

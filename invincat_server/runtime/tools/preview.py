@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from invincat_server.runtime.policy.workspace import Workspace
+from invincat_server.runtime.tools.copied_numbers import copied_line_numbers
+from invincat_server.runtime.tools.copied_numbers import refusal as numbers_refusal
 from invincat_server.runtime.tools.documents import DocumentSource, FileContentError, load_text
 from invincat_server.runtime.tools.edit_hints import found_elsewhere
 from invincat_server.runtime.tools.edits import (
@@ -54,6 +56,9 @@ def plan_write(
             f"{display} exists and is not a UTF-8 text file; write_file will not overwrite "
             "it. Remove it first with execute if replacing it is really intended."
         ) from exc
+    first = copied_line_numbers(content)
+    if first is not None:
+        raise EditError(numbers_refusal(display, "content", first))
     if old_text is not None and _same_but_final_newline(old_text, content):
         # Nothing to approve, and a model told "Wrote 5 lines" thinks it changed something:
         # Qwen2.5-Coder-1.5B, asked to fix calc.py, wrote test_calc.py back as it was, less
@@ -94,6 +99,9 @@ def plan_edit(
         raise EditError(str(exc)) from exc
     if old_text is None:
         raise EditError(f"{display} does not exist; use write_file to create a new file.")
+    first = copied_line_numbers(new_string)
+    if first is not None:
+        raise EditError(numbers_refusal(display, "new_string", first))
     try:
         new_text, count = apply_edit(old_text, old_string, new_string, replace_all, path=display)
     except EditTextNotFound as exc:
