@@ -160,7 +160,7 @@ def test_the_roots_last_folder_before_an_existing_file_is_the_root(
     name = root.name
     assert workspace.resolve(f"{name}/src/main.py") == root / "src" / "main.py"
     # A guess never decides where a write lands: such a write is refused, naming the file.
-    with pytest.raises(WorkspaceError, match="this file is 'src/main.py'. Nothing was written"):
+    with pytest.raises(WorkspaceError, match=r"this file is 'src/main\.py'\. Nothing was written"):
         workspace.resolve(f"{name}/src/main.py", write=True)
     # Nothing there after the folder's name: an ordinary path (a new folder of that name).
     assert workspace.resolve(f"{name}/new.py", write=True) == root / name / "new.py"
