@@ -163,7 +163,8 @@ async def test_a_refused_proposal_quoting_a_secret_is_not_stored_logged_or_sent_
     thread_id, _ = await run_turn(session, "remember: we deploy on Fridays", follow=True)
     await run_turn(session, "remember: and never on holidays", thread_id, follow=True)
     requests = [r for r in fake_openai.chat_requests() if r["model"] == MEMORY_MODEL]
-    assert len(requests) == 3
+    # The last stored nothing for an explicit request: asked about once more (4 in all).
+    assert len(requests) == 4
     assert "previous proposal was not applied" in json.dumps(requests[1])
     assert "previous proposal was not applied" in json.dumps(requests[2])
     # The refusal quotes the start of the raw arguments: no secret may survive in it,

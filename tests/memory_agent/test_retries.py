@@ -61,7 +61,7 @@ async def test_dropped_twice_the_run_ends_as_before_and_the_next_run_starts_clea
     assert len(memory_requests(fake_openai)) == 2  # asked once more, not in a loop
     # A drop is no failure: the cursor moved on, so the next run is not told about it.
     fake_openai.add_steps([memory({"op": "noop", "reason": "nothing new"})])
-    await run_turn(session, "remember: and we use tabs in Go too", thread, follow=True)
+    await run_turn(session, "and we use tabs in Go too", thread, follow=True)
     assert (
         "previous proposal was not applied"
         not in (memory_requests(fake_openai)[-1]["messages"][1]["content"])
@@ -78,3 +78,36 @@ async def test_a_partly_stored_proposal_is_not_asked_again(
     await run_turn(session, "remember: we lint with ruff and use tabs", follow=True)
     assert [e.content for e in session.memory.list()] == ["Lint with ruff"]
     assert len(memory_requests(fake_openai)) == 1
+
+
+async def test_a_noop_to_an_explicit_request_is_asked_again_and_the_second_is_stored(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory
+) -> None:
+    """Bench run 21: Qwen2.5-Coder-1.5B answered noop to "Remember this convention for this
+    project: Makefiles are always indented with tabs"."""
+    fake_openai.add_steps(
+        [
+            main("Noted."),
+            memory({"op": "noop", "reason": "nothing durable"}),
+            memory(create("Makefiles are indented with tabs", "Formatting")),
+        ]
+    )
+    session = await make_session(**ON)
+    _, events = await run_turn(session, "remember: Makefiles use tabs", follow=True)
+    assert any(isinstance(e, MemoryChanged) for e in events)
+    [entry] = session.memory.list()
+    assert entry.content == "Makefiles are indented with tabs"
+    _first, second = memory_requests(fake_openai)
+    asked = second["messages"][1]["content"]
+    assert "explicitly asked for something to be remembered" in asked
+    assert "response_format" in second
+
+
+async def test_a_noop_without_an_explicit_request_is_not_asked_again(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory
+) -> None:
+    fake_openai.add_steps([main("It adds."), memory({"op": "noop", "reason": "nothing durable"})])
+    session = await make_session(**ON)
+    await run_turn(session, "what does add do?", follow=True)
+    assert session.memory.list() == []
+    assert len(memory_requests(fake_openai)) <= 1

@@ -47,7 +47,8 @@ async def test_a_text_submit_with_bad_arguments_stores_nothing_and_says_why(
     assert "previous proposal was not applied" in again and "as text" in again
     fake_openai.add_steps([main("Ok."), written([{"op": "noop", "reason": "nothing new"}])])
     await run_turn(session, "and what else?", thread, follow=True)
-    retry = memory_requests(fake_openai)[-1]["messages"][1]["content"]
+    # The next run's first request (its noop to the pending "remember:" is asked again).
+    retry = memory_requests(fake_openai)[2]["messages"][1]["content"]
     assert "previous proposal was not applied" in retry and "as text" in retry
 
 

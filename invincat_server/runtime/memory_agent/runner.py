@@ -48,6 +48,20 @@ that answer is unusable or its batch is rejected: in a one-shot `invincat chat` 
 next run to quote it to (Qwen2.5-Coder-1.5B wrote invalid JSON in 1 of 6 answers)."""
 
 
+NOTHING_STORED = (
+    "The user explicitly asked for something to be remembered in this conversation, and "
+    "your proposal stored nothing (only noop). Propose a create for it, or an update of the "
+    "entry that already holds it; answer noop again only if an entry already says exactly that."
+)
+"""Why a proposal of only noops is asked for again after an explicit request ("remember
+…"): Qwen2.5-Coder-1.5B answered noop to "Remember this convention for this project:
+Makefiles are always indented with tabs" (bench run 21)."""
+
+
+def stored_nothing(reports: Sequence[Any]) -> bool:
+    return not any(a.op != "noop" for r in reports for a in r.applied)
+
+
 class ProposalError(Exception):
     """The memory model's output cannot be used; the message says why."""
 
@@ -350,6 +364,7 @@ class MemoryAgent:
         rejection: str | None,
         anchor: str,
         cited_files: set[str],
+        explicit: bool = False,
     ) -> list[Any] | None:
         """Ask the memory model (its message made by `content` from the last rejection)
         and apply its batches: their reports, or None when the run failed (recorded)."""
@@ -368,6 +383,8 @@ class MemoryAgent:
             reports, rejection = await self._apply(thread_id, operations, anchor, cited_files)
             if rejection is None:
                 dropped = all_dropped(reports)
+                if dropped is None and explicit and stored_nothing(reports):
+                    dropped = NOTHING_STORED
                 if dropped is None or attempt >= RETRIES:
                     return reports
                 # Nothing of it was stored: asked again with why (Qwen2.5-Coder-1.5B left
@@ -435,7 +452,7 @@ class MemoryAgent:
 
         anchor = fingerprint(messages[-1])
         first = cursor.last_rejection if cursor else None
-        reports = await self._propose(thread_id, content, first, anchor, cited_files)
+        reports = await self._propose(thread_id, content, first, anchor, cited_files, explicit)
         if reports is None:
             return
         await self.cursors.advance(thread_id, len(messages), anchor)
