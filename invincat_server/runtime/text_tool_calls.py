@@ -119,8 +119,11 @@ def find_text_tool_calls(
     # A reasoning model's deliberation (before its answer) is not its answer.
     text = _THINK.sub("", text, count=1) if _THINK.match(text) else text
     candidates = _markup_candidates(text)
-    if not candidates:
-        candidates = list(_json_candidates(text))
+    if not any(_call_shaped(c.value) or c.broken for c in candidates):
+        # Markup that holds no call (Qwen2.5-Coder-1.5B echoed its prompt's tool
+        # definitions, `<tools><function><name>read_file</name>…`, then wrote the call in a
+        # JSON fence, bench run 20) does not hide a JSON call after it.
+        candidates = list(_json_candidates(text)) or candidates
     if not any(_call_shaped(c.value) for c in candidates):
         candidates = _tool_tags(text, tools) or candidates
     calls: list[TextCall] = []

@@ -567,3 +567,29 @@ def test_an_answer_that_quotes_the_context_tag_later_is_kept(
     assert result.code == 0, result.stderr
     assert len(fake_openai.chat_requests()) == 1
     assert "".join(e["text"] for e in result.of_type("message_delta")) == answer
+
+
+def test_a_call_after_echoed_tool_definitions_asks_and_refused_writes_nothing(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Bench run 20: the prompt's tool definitions echoed as markup, the call in a fence after."""
+    echo = (
+        "<tools>\n  <function>\n    <name>write_file</name>\n    <arguments>\n"
+        "      <properties><path>notes.txt</path></properties>\n    </arguments>\n"
+        "  </function>\n</tools>\n\n"
+    )
+    fake_openai.add_steps(
+        [
+            text(echo + fenced("write_file", path="notes.txt", content="hi\n")),
+            text("Not written.", has_tool_result=True),
+        ]
+    )
+    result = run_invincat(
+        ["chat", "write notes", "--json", "--cwd", str(workspace)], invincat_env, input="n\n\n"
+    )
+    assert result.code == 0, result.stderr
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "write_file" and asked["args"]["path"] == "notes.txt"
+    [refused] = result.of_type("tool_result")
+    assert refused["status"] == "rejected"
+    assert not (workspace / "notes.txt").exists()

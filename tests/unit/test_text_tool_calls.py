@@ -59,6 +59,10 @@ CALL = {"name": "read_file", "arguments": {"path": "a.py"}}
         # prompt's empty markup echoed before the fenced call.
         f"<tools></tools>\n\n```json\n{json.dumps(CALL, indent=2)}\n```",
         f"<tool_call></tool_call> {json.dumps(CALL)}",
+        # Bench run 20: its prompt's tool definitions echoed, then the call in a fence.
+        "<tools>\n  <function>\n    <name>read_file</name>\n    <arguments>\n"
+        "      <properties><path>a.py</path></properties>\n    </arguments>\n  </function>\n"
+        f"</tools>\n\n```json\n{json.dumps(CALL, indent=2)}\n```",
         f"<function_call>{json.dumps(CALL)}</function_call>",
         f"[TOOL_CALLS] {json.dumps([CALL])}",
         '[TOOL_CALLS]read_file[ARGS]{"path": "a.py"}',
