@@ -26,6 +26,7 @@ What counts, per candidate (one bad candidate costs that candidate only):
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -58,6 +59,11 @@ _FUNCTION_TAG = re.compile(
     r"<function(?:=([^>\s]+)|\s+name=\"([^\"]+)\")>(.*?)(?:</function>|\Z)", re.DOTALL
 )
 _PARAMETER_TAG = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?</parameter>", re.DOTALL)
+_FUNCTION_ATTRS = re.compile(
+    r"<function\s+name\s*=\s*[\"']([A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']\s+arguments\s*=\s*([\"'])"
+)
+"""`<function name="write_todos" arguments='{"todos": [...]}'/>`: the arguments' JSON as an
+attribute (Qwen2.5-Coder-1.5B, bench run 21), in either quotes or with `&quot;`."""
 _MISTRAL = "[TOOL_CALLS]"
 _MISTRAL_ARGS = re.compile(r"\s*([A-Za-z0-9_.-]+)(?:\[CALL_ID\][A-Za-z0-9]+)?\[ARGS\]")
 _PYTHON_TAG = "<|python_tag|>"
@@ -227,9 +233,12 @@ def _decode_at(text: str, start: int, attempts: _Budget) -> tuple[Any, int] | No
 
 
 def _function_tags(text: str) -> list[_Candidate]:
-    """`<function=name>{json}</function>` (Llama 3.1, Functionary) and Qwen3-Coder's
-    `<function=name><parameter=key>value</parameter></function>`."""
-    found: list[_Candidate] = []
+    """`<function=name>{json}</function>` (Llama 3.1, Functionary), Qwen3-Coder's
+    `<function=name><parameter=key>value</parameter></function>`, and the arguments as an
+    attribute, `<function name="name" arguments='{json}'/>`."""
+    found = _attribute_calls(text)
+    if found:
+        return found
     for match in _FUNCTION_TAG.finditer(text):
         name = match.group(1) or match.group(2)
         body = match.group(3).strip()
@@ -237,6 +246,21 @@ def _function_tags(text: str) -> list[_Candidate]:
         args: Any = dict(params) if params else (body or "{}")
         call = {"name": name, "arguments": args}
         found.append(_Candidate(call, "function_tag", True, text_values=bool(params)))
+    return found
+
+
+def _attribute_calls(text: str) -> list[_Candidate]:
+    found: list[_Candidate] = []
+    attempts = _Budget()
+    for match in _FUNCTION_ATTRS.finditer(text):
+        name, quote = match.group(1), match.group(2)
+        decoded = _decode_at(text, match.end(), attempts)  # raw JSON, inner quotes and all
+        if decoded is not None:
+            args: Any = decoded[0]
+        else:  # HTML-escaped in the attribute (`&quot;`), or not JSON: checked as ever
+            end = text.find(quote, match.end())
+            args = html.unescape(text[match.end() : end if end >= 0 else len(text)])
+        found.append(_Candidate({"name": name, "arguments": args}, "function_attributes", True))
     return found
 
 

@@ -593,3 +593,23 @@ def test_a_call_after_echoed_tool_definitions_asks_and_refused_writes_nothing(
     [refused] = result.of_type("tool_result")
     assert refused["status"] == "rejected"
     assert not (workspace / "notes.txt").exists()
+
+
+def test_a_write_with_its_arguments_as_an_attribute_asks_and_refused_writes_nothing(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    args = json.dumps({"path": "notes.txt", "content": "hi\n"})
+    fake_openai.add_steps(
+        [
+            text(f"<tools>\n  <function name=\"write_file\" arguments='{args}'/>\n</tools>"),
+            text("Not written.", has_tool_result=True),
+        ]
+    )
+    result = run_invincat(
+        ["chat", "write notes", "--json", "--cwd", str(workspace)], invincat_env, input="n\n\n"
+    )
+    assert result.code == 0, result.stderr
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "write_file" and asked["args"] == json.loads(args)
+    [refused] = result.of_type("tool_result")
+    assert refused["status"] == "rejected" and not (workspace / "notes.txt").exists()
