@@ -53,6 +53,7 @@ _THINK = re.compile(r"\s*<think>.*?(?:</think>|\Z)", re.DOTALL)
 _FENCE = re.compile(r"```([^\n`]*)\n(.*?)(?:```|\Z)", re.DOTALL)
 _FENCE_OPEN = re.compile(r"```([^\n`]*)\n")
 _JSON_FENCES = ("", "json", "json5", "tool_call", "tool_calls", "tool", "function_call")
+_QUOTING_FENCES = ("text", "txt", "plain", "plaintext", "markdown", "md", "xml", "html", "log")
 _MARKUP_TAGS = ("tool_call", "function_call", "tools")
 _TAG_OPEN = re.compile(r"<(" + "|".join(_MARKUP_TAGS) + r")>")
 _FUNCTION_TAG = re.compile(
@@ -391,11 +392,19 @@ def _broken_call(body: str, form: str, explicit: bool, attempts: _Budget) -> _Ca
 
 
 def _without_foreign_fences(text: str) -> str:
-    """The text with fences of other languages blanked out (a file quoted back)."""
+    """The text with fences of other languages blanked out (a file quoted back), but for
+    a fence of a programming language that holds nothing but tool-call markup: no source
+    file starts with `<tool_call>`, and Qwen2.5-Coder-1.5B put its `<tools>{call}</tools>`
+    in a ```python fence (bench run 22). A text, Markdown or markup fence stays blank:
+    such a file may well hold nothing but a call, quoted."""
 
     def blank(match: re.Match[str]) -> str:
         language = match.group(1).strip().lower()
-        return match.group(0) if language in _JSON_FENCES else ""
+        if language in _JSON_FENCES:
+            return match.group(0)
+        if language not in _QUOTING_FENCES and _TAG_OPEN.match(match.group(2).strip()):
+            return match.group(0)
+        return ""
 
     return _FENCE.sub(blank, text)
 

@@ -70,6 +70,8 @@ CALL = {"name": "read_file", "arguments": {"path": "a.py"}}
         '<|python_tag|>{"name": "read_file", "parameters": {"path": "a.py"}}',
         '<function=read_file>{"path": "a.py"}</function>',
         '<function name="read_file">{"path": "a.py"}</function>',
+        # Bench run 22: markup alone in a fence of another language.
+        f"Apply it:\n```python\n<tools>\n{json.dumps(CALL)}\n</tools>\n```\nDone.",
         # Bench run 21: the arguments as an attribute, in single quotes or HTML-escaped.
         '<tools>\n  <function name="read_file" arguments=\'{"path": "a.py"}\'/>\n</tools>',
         '<function name="read_file" arguments="{&quot;path&quot;: &quot;a.py&quot;}"/>',
@@ -177,6 +179,8 @@ def test_prose_and_ordinary_json_are_not_calls() -> None:
 def test_quoted_files_and_thinking_are_never_parsed() -> None:
     hermes = f"<tool_call>{json.dumps(CALL)}</tool_call>"
     assert found(f"The file says:\n```text\n{hermes}\n```") == []
+    assert found(f"The file says:\n```xml\n{hermes}\n```") == []
+    assert found(f"```markdown\n{hermes}\n```") == []
     assert found(f"```python\nPROMPT = '{json.dumps(CALL)}'\n```") == []
     assert found(f"<think>should I? {hermes}</think>No tool needed.") == []
     # A call after the thinking still counts.
