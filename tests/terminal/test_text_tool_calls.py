@@ -613,3 +613,26 @@ def test_a_write_with_its_arguments_as_an_attribute_asks_and_refused_writes_noth
     assert asked["tool_name"] == "write_file" and asked["args"] == json.loads(args)
     [refused] = result.of_type("tool_result")
     assert refused["status"] == "rejected" and not (workspace / "notes.txt").exists()
+
+
+def test_an_edit_with_each_argument_an_attribute_asks_and_edits(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Bench run 23: the right fix, each argument an attribute of a self-closing tag."""
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    fake_openai.add_steps(
+        [
+            text(
+                '<tools>\n  <function name="edit_file" path="calc.py" old_string="return a - b" '
+                'new_string="return a + b" replace_all="false"/>\n</tools>'
+            ),
+            text("Fixed.", has_tool_result=True),
+        ]
+    )
+    result = run_invincat(
+        ["chat", "fix calc.py", "--json", "--cwd", str(workspace)], invincat_env, input="y\n"
+    )
+    assert result.code == 0, result.stderr
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "edit_file" and asked["args"]["replace_all"] is False
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"

@@ -75,6 +75,8 @@ CALL = {"name": "read_file", "arguments": {"path": "a.py"}}
         # Bench run 21: the arguments as an attribute, in single quotes or HTML-escaped.
         '<tools>\n  <function name="read_file" arguments=\'{"path": "a.py"}\'/>\n</tools>',
         '<function name="read_file" arguments="{&quot;path&quot;: &quot;a.py&quot;}"/>',
+        # Bench run 23: each argument an attribute, typed by the schema.
+        '<tools>\n  <function name="read_file" path="a.py"/>\n</tools>',
         "<tool_call>\n<function=read_file>\n<parameter=path>\na.py\n</parameter>\n</function>\n</tool_call>",
     ],
 )
@@ -423,3 +425,15 @@ def test_attribute_arguments_that_are_not_json_are_an_error_to_feed_back() -> No
     # As Qwen2.5-Coder-1.5B wrote it (bench run 15): never run, the model told why.
     [(name, _, error)] = found('<function name="write_file" arguments="calc.py, add(a, b)"/>')
     assert name == "write_file" and error is not None and "not valid JSON" in error
+
+
+def test_arguments_as_attributes_are_typed_by_the_schema() -> None:
+    # As Qwen2.5-Coder-1.5B wrote its fix in bench run 23.
+    text = (
+        '<tools>\n  <function name="read_file" path="a.py" limit="20"/>\n'
+        '  <function name="write_file" path="b.py" content="x = &quot;1&quot;"/>\n</tools>'
+    )
+    assert found(text) == [
+        ("read_file", {"path": "a.py", "limit": 20}, None),
+        ("write_file", {"path": "b.py", "content": 'x = "1"'}, None),
+    ]
