@@ -13,6 +13,15 @@ from tests.terminal.cli_process import run_invincat
 MAIN = "You are Invincat, a careful"
 WORKER = "You are Invincat's worker subagent"
 REPORT = "Report: the user rejected writing notes.txt, so nothing changed."
+START_WORKER = {
+    "match": {"system_contains": MAIN, "has_tool_result": False},
+    "tool_calls": [
+        {
+            "name": "task",
+            "arguments": {"description": "rewrite notes.txt", "subagent_type": "worker"},
+        }
+    ],
+}
 
 
 def test_rejecting_a_workers_write_keeps_the_file_and_the_report_reaches_the_main_agent(
@@ -21,18 +30,7 @@ def test_rejecting_a_workers_write_keeps_the_file_and_the_report_reaches_the_mai
     (workspace / "notes.txt").write_text("original\n")
     fake_openai.add_steps(
         [
-            {
-                "match": {"system_contains": MAIN, "has_tool_result": False},
-                "tool_calls": [
-                    {
-                        "name": "task",
-                        "arguments": {
-                            "description": "rewrite notes.txt",
-                            "subagent_type": "worker",
-                        },
-                    }
-                ],
-            },
+            START_WORKER,
             {
                 "match": {"system_contains": WORKER, "has_tool_result": False},
                 "tool_calls": [
@@ -91,18 +89,7 @@ def _worker_writes_as_text(fake_openai: FakeOpenAIServer) -> None:
     call = f"```json\n{json.dumps({'name': 'write_file', 'arguments': args})}\n```"
     fake_openai.add_steps(
         [
-            {
-                "match": {"system_contains": MAIN, "has_tool_result": False},
-                "tool_calls": [
-                    {
-                        "name": "task",
-                        "arguments": {
-                            "description": "rewrite notes.txt",
-                            "subagent_type": "worker",
-                        },
-                    }
-                ],
-            },
+            START_WORKER,
             {"match": {"system_contains": WORKER, "has_tool_result": False}, "content": call},
             {"match": {"system_contains": WORKER}, "content": "Report: notes.txt handled."},
             {"match": {"system_contains": MAIN}, "content": "Done."},
