@@ -274,7 +274,14 @@ def _run(conn: socket.socket, argv: list[str]) -> int | None:
         with contextlib.suppress(OSError):
             conn.sendall(encode({"signal": number}))
 
-    previous = {number: signal.signal(number, forward) for number in FORWARDED}
+    # A signal this process ignores (`nohup` ignores SIGHUP, a script's `cmd &` SIGINT) is
+    # not relayed: the worker would act on what a cold run never sees, and a hang-up of
+    # the terminal would end the run `nohup` was asked to keep.
+    previous = {
+        number: signal.signal(number, forward)
+        for number in FORWARDED
+        if signal.getsignal(number) != signal.SIG_IGN
+    }
     group = started["started"]  # the worker's pid, which is also its process group's id
     if isinstance(group, int) and group > 1:  # never 0 or 1: killpg would hit our own group
         previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, _suspender(group, modes))

@@ -241,6 +241,10 @@ def _worker(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # The server inherits whatever ignored signals the client that started it had (under
+    # `nohup`: SIGHUP), and so would every worker: its client vanishing, relayed as a
+    # hang-up, would then never end it (client.py relays no signal its client ignores).
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     os.setpgid(0, 0)  # its own group: signals for it never reach the server
     for target, fd in enumerate(fds):
         os.dup2(fd, target)

@@ -56,9 +56,12 @@ def run_invincat(
 class LiveInvincat:
     """An `invincat` process we talk to while it runs (REPL, kill at an approval)."""
 
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+    def __init__(
+        self, args: list[str], env: dict[str, str], *, wrapper: tuple[str, ...] = ()
+    ) -> None:
+        """`wrapper`: a command that runs `invincat` (`("nohup",)`)."""
         self.proc = subprocess.Popen(
-            [INVINCAT, *args],
+            [*wrapper, INVINCAT, *args],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -368,3 +368,36 @@ def test_a_stuck_server_costs_a_wait_not_a_hang_and_never_runs_the_command_twice
     fake_openai.add_steps([{"content": "still serving"}])
     after = run_invincat(["chat", "again", "--json", "--cwd", str(workspace)], warm_env)
     assert after.code == 0 and len(warm_workers(runtime)) == 3
+
+
+def test_a_server_started_under_nohup_still_hangs_up_the_worker_of_a_dead_client(
+    fake_openai: FakeOpenAIServer, warm_env: dict[str, str], runtime: Path, workspace: Path
+) -> None:
+    """`nohup` makes its command ignore SIGHUP, and a server started by such a client
+    inherited that, and every worker it forked after: a client killed later (its editor
+    gone) left its worker running for ever. And a client under `nohup` relayed the
+    terminal's hang-up it was told to ignore, ending its run where a cold one lives on."""
+    fake_openai.add_steps(
+        [
+            write_step("kept.txt", "K\n"),
+            {"match": {"has_tool_result": True}, "content": "wrote it"},
+        ]
+    )
+    kept = LiveInvincat(
+        ["chat", "write kept", "--json", "--cwd", str(workspace)], warm_env, wrapper=("nohup",)
+    )
+    kept.wait_for("approval_requested")
+    assert warm_servers(runtime), "the nohup'd client started the server"
+    kept.proc.send_signal(signal.SIGHUP)  # its terminal hangs up: nohup says carry on
+    kept.send("y\n")
+    assert kept.wait_for("turn_end")["status"] == "completed"
+    assert kept.finish() == 0, kept.stderr
+    assert (workspace / "kept.txt").read_text() == "K\n"
+
+    fake_openai.add_steps([write_step("gone.txt", "G\n")])
+    gone = LiveInvincat(["chat", "write gone", "--json", "--cwd", str(workspace)], warm_env)
+    gone.wait_for("approval_requested")
+    worker = warm_workers(runtime)[-1]
+    gone.kill()  # no word to the worker: its connection closes
+    assert eventually(lambda: not alive(worker)), "the dead client's worker still runs"
+    assert not (workspace / "gone.txt").exists()
