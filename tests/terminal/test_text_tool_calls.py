@@ -196,8 +196,8 @@ def test_the_planners_text_calls_produce_a_plan_to_approve(
     plan = [{"content": "Create hello.txt"}, {"content": "Report back"}]
     fake_openai.add_steps(
         [
-            text(hermes("write_todos", todos=plan)),
-            text(fenced("approve_plan", todos=plan), has_tool_result=True),
+            text(hermes("write_todos", todos=plan)),  # not offered to the planner
+            text(fenced("approve_plan", todos=plan), last_user_contains="No tool is offered"),
         ]
     )
     cli = LiveInvincat(
@@ -400,7 +400,7 @@ def test_a_lone_call_to_a_tool_not_offered_is_fed_back_instead_of_ending_the_tur
     fake_openai.add_steps(
         [
             text(lone),
-            text(fenced("read_file", path="calc.py"), has_tool_result=True),
+            text(fenced("read_file", path="calc.py"), last_user_contains="No tool is offered"),
             text("add subtracts: that is the bug.", has_tool_result=True),
         ]
     )
@@ -636,3 +636,69 @@ def test_an_edit_with_each_argument_an_attribute_asks_and_edits(
     [asked] = result.of_type("approval_requested")
     assert asked["tool_name"] == "edit_file" and asked["args"]["replace_all"] is False
     assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_after_a_refused_call_the_next_answer_is_decoded_under_the_tools_schemas(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    invincat_home: Path,
+    workspace: Path,
+) -> None:
+    """Bench runs 23-24: told what its `write_file {}` lacked, the model wrote it again and
+    again. The answer after a refused call is asked with no tool and the offered tools'
+    schemas as its format, and the call it holds asks like any other."""
+    fake_openai.add_steps(
+        [
+            text(hermes("write_file", path="notes.txt")),  # no content
+            text(
+                json.dumps(
+                    {"name": "write_file", "arguments": {"path": "notes.txt", "content": "hi\n"}}
+                ),
+                last_user_contains="No tool is offered this time",
+            ),
+            text("Written.", has_tool_result=True),
+        ]
+    )
+    result = run_invincat(
+        ["chat", "write notes", "--json", "--cwd", str(workspace)], invincat_env, input="y\n"
+    )
+    assert result.code == 0, result.stderr
+    refused, written = result.of_type("tool_result")
+    assert refused["status"] == "error" and written["status"] == "success"
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "write_file" and asked["tool_call_id"] == written["id"]
+    assert (workspace / "notes.txt").read_text() == "hi\n"
+    first, repair, last = fake_openai.chat_requests()
+    assert "tools" not in repair and "response_format" not in first
+    choices = repair["response_format"]["json_schema"]["schema"]["anyOf"]
+    offered = {t["function"]["name"]: t["function"]["parameters"] for t in first["tools"]}
+    assert {c["properties"]["name"]["enum"][0] for c in choices} == set(offered)
+    [write] = [c for c in choices if c["properties"]["name"]["enum"] == ["write_file"]]
+    assert write["properties"]["arguments"] == offered["write_file"]
+    # The call made, the model is offered its tools again, and the note is not kept.
+    assert "tools" in last and "response_format" not in last
+    thread = result.of_type("turn_start")[0]["thread_id"]
+    stored = json.dumps(thread_record(invincat_home, thread))
+    assert "No tool is offered this time" not in stored
+
+
+def test_a_call_refused_under_the_schemas_is_fed_back_without_asking_so_again(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """A server that ignores the format: the second refused call is told as ever, and the
+    model is offered its tools again (no loop of constrained answers)."""
+    fake_openai.add_steps(
+        [
+            text(hermes("write_file", path="notes.txt")),
+            text(hermes("write_file", path="notes.txt"), last_user_contains="No tool is offered"),
+            text("I cannot.", has_tool_result=True),
+        ]
+    )
+    result = run_invincat(["chat", "write notes", "--json", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    assert [r["status"] for r in result.of_type("tool_result")] == ["error", "error"]
+    assert result.of_type("approval_requested") == [] and not (workspace / "notes.txt").exists()
+    _first, repair, last = fake_openai.chat_requests()
+    assert "response_format" in repair and "response_format" not in last and "tools" in last
+    said = "".join(e["text"] for e in result.of_type("message_delta"))
+    assert said.endswith("I cannot.")

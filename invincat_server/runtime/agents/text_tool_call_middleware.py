@@ -10,7 +10,8 @@ origin changes what asks, what is sandboxed or what is protected.
 A call found but unusable (a tool not offered, arguments that do not fit its schema) is
 answered at once with an error result, in the same model-node update, so it never runs
 and nobody is asked; the agent then goes back to the model with that error, as LangChain
-does for a call whose result is already there.
+does for a call whose result is already there. When every call of that answer was so
+refused, the next answer is decoded under the offered tools' schemas (call_repair.py).
 
 Only the model's answer is searched, never tool results or user text: a file that
 contains `<tool_call>…` is read as data. The message keeps its text as written (the
@@ -32,6 +33,12 @@ from typing import Any, TypeVar
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 
+from invincat_server.runtime.agents.call_repair import (
+    CONSTRAINED_KEY,
+    REPAIR_NOTE,
+    call_output,
+    needs_repair,
+)
 from invincat_server.runtime.editor_context import OPEN_TAG as CONTEXT_OPEN_TAG
 from invincat_server.runtime.text_tool_calls import TextToolCalls, find_text_tool_calls
 
@@ -100,10 +107,15 @@ UnknownToolNote = Callable[[str], "str | None"]
 
 
 def with_text_tool_calls(
-    message: AIMessage, tools: Sequence[Any], unknown_tool_note: UnknownToolNote | None = None
+    message: AIMessage,
+    tools: Sequence[Any],
+    unknown_tool_note: UnknownToolNote | None = None,
+    *,
+    constrained: bool = False,
 ) -> list[BaseMessage]:
     """`message` with the calls written in its text made structured, followed by the
-    error results of those that must not run; `[message]` when there are none."""
+    error results of those that must not run; `[message]` when there are none.
+    `constrained`: the answer was decoded under call_repair.call_output (so recorded)."""
     if message.tool_calls or message.invalid_tool_calls:
         return [message]
     offered = OfferedTools(tools)
@@ -126,7 +138,7 @@ def with_text_tool_calls(
                     status="error",
                 )
             )
-    audit = _audit(found, calls)
+    audit = {**_audit(found, calls), **({CONSTRAINED_KEY: True} if constrained else {})}
     updated = message.model_copy(
         update={
             "tool_calls": calls,
@@ -199,8 +211,21 @@ class TextToolCallMiddleware(AgentMiddleware):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         request = request.override(messages=[as_shown_to_models(m) for m in request.messages])
-        response = await handler(request)
-        no_answer = _ask_again(response.result)
+        constrained = bool(request.tools) and needs_repair(request.messages, AUDIT_KEY)
+        if constrained:
+            # The note, like the one below, is not the user's words: it stays out of the
+            # thread. The tools go back to the parser: the answer is read against them.
+            settings = {
+                **request.model_settings,
+                "response_format": call_output(OfferedTools(request.tools)),
+            }
+            repair = [*request.messages, HumanMessage(REPAIR_NOTE)]
+            response = await handler(
+                request.override(tools=[], model_settings=settings, messages=repair)
+            )
+        else:
+            response = await handler(request)
+        no_answer = None if constrained else _ask_again(response.result)
         if no_answer is not None:
             # Asked once more, with that answer and a fixed note; only the second answer
             # is kept (the note is not the user's words, so it stays out of the thread).
@@ -212,7 +237,7 @@ class TextToolCallMiddleware(AgentMiddleware):
             message = result[index]
             if isinstance(message, AIMessage):
                 result[index : index + 1] = with_text_tool_calls(
-                    message, request.tools, self.unknown_tool_note
+                    message, request.tools, self.unknown_tool_note, constrained=constrained
                 )
                 break
         return ModelResponse(result=result, structured_response=response.structured_response)

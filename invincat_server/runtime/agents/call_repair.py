@@ -1,0 +1,73 @@
+"""After an answer whose every tool call was refused for its form, one answer decoded
+under the offered tools' schemas.
+
+A small model that means to act often cannot write the call: Qwen2.5-Coder-1.5B sent
+`write_file {}`, an `edit_file` without `old_string` and Python's triple quotes in JSON,
+was told each time what was wrong, and wrote the same broken call again until the
+repeated-call guard ended the turn (bench runs 23-24). Told once more is not enough; what
+works for the planner and the memory model (bench run 17, memory_agent/prompt.py) is to
+ask with no tool offered and the answer constrained, by `response_format`, to JSON that
+fits: llama.cpp, Ollama and vLLM then decode only a call to an offered tool with the
+arguments its schema requires. The answer is read as a call written as text, by the same
+parser and validation, and goes through the same approvals as any other call.
+
+Asked so only right after such an answer, and never twice in a row: an answer decoded so
+is marked (`CONSTRAINED_KEY` in its audit), and one refused again is fed back as ever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+CONSTRAINED_KEY = "constrained"
+"""In a text-call audit (text_tool_call_middleware.AUDIT_KEY): the answer was decoded
+under `call_output`."""
+
+REPAIR_NOTE = (
+    "Your last tool call could not be used: the error above says why. No tool is offered "
+    'this time: answer with only the JSON object {"name": "<tool>", "arguments": {...}} of '
+    "the one call to make now, every required argument given, and nothing else."
+)
+
+
+def needs_repair(messages: Sequence[BaseMessage], audit_key: str) -> bool:
+    """Whether the last answer in `messages` is an unconstrained one whose calls, read from
+    its text, were all refused, with nothing after it but their results."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, ToolMessage):
+            continue
+        if not isinstance(message, AIMessage) or index == len(messages) - 1:
+            return False
+        audit = message.additional_kwargs.get(audit_key)
+        if not isinstance(audit, dict) or audit.get(CONSTRAINED_KEY):
+            return False
+        calls, refused = audit.get("calls"), audit.get("refused")
+        if not (isinstance(calls, list) and calls and isinstance(refused, list)):
+            return False
+        return set(calls) <= set(refused)
+    return False
+
+
+def call_output(schemas: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:
+    """`response_format` admitting one call of an offered tool, `{"name", "arguments"}`,
+    its arguments as that tool's schema asks (any object where a tool has none)."""
+    choices = [
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "enum": [name]},
+                "arguments": dict(schema) if schema else {"type": "object"},
+            },
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        }
+        for name, schema in schemas.items()
+    ]
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "tool_call", "schema": {"anyOf": choices}},
+    }
