@@ -9,6 +9,7 @@ closes it; turns reach the graphs through `AgentStack.agent` and `AgentStack.con
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,7 +168,7 @@ async def open_server_agent(
             documents=documents,
             notify=notify,
             tool_guards=[MemoryGuardMiddleware(memory, watch)],
-            answer_readers=text_call_readers(settings),
+            answer_readers=text_call_readers(settings, workspace=workspace, documents=documents),
         ),
         sandbox,
         memory,
@@ -243,7 +244,7 @@ async def _load_agents(
             documents=documents,
             notify=notify,
             tool_guards=[MemoryGuardMiddleware(memory, watch)],
-            answer_readers=text_call_readers(settings),
+            answer_readers=text_call_readers(settings, workspace=workspace, documents=documents),
             options=dict(options),
         ),
         sandbox,
@@ -266,16 +267,28 @@ async def _load_agents(
     return AgentStack(stores, records, memory, memory_agent, extensions, context, graph, planner)
 
 
-def text_call_readers(settings: Settings, note: Any = None) -> list[Any]:
+def text_call_readers(
+    settings: Settings,
+    note: Any = None,
+    *,
+    workspace: Workspace | None = None,
+    documents: DocumentSource | None = None,
+) -> list[Any]:
     """The middleware that reads tool calls a model wrote as text, for one agent's stack
     (listed last: it wraps the model call innermost, so it sees the tools finally offered
     and the model's own answer; text_tool_call_middleware.py). None with `off`. `note`:
-    the hint for a call to a tool not offered (agents/main_agent.memory_tool_note)."""
+    the hint for a call to a tool not offered (agents/main_agent.memory_tool_note).
+    `workspace` and `documents`: where a file an answer shows changed is read, to tell a
+    change from a quote (tools/documents.project_text)."""
     if settings.text_tool_calls != "auto":
         return []
     from invincat_server.runtime.agents.text_tool_call_middleware import TextToolCallMiddleware
+    from invincat_server.runtime.tools.documents import project_text
 
-    return [TextToolCallMiddleware(note)]
+    current = None
+    if workspace is not None and documents is not None:
+        current = functools.partial(project_text, workspace, documents)
+    return [TextToolCallMiddleware(note, current)]
 
 
 async def _tools_and_extensions(
@@ -331,7 +344,8 @@ def _build_agents(
     from invincat_server.runtime.context.middleware import ContextMiddleware, ContextSettings
 
     def text_calls() -> list[Any]:
-        return text_call_readers(settings, memory_tool_note if remembers else None)
+        note = memory_tool_note if remembers else None
+        return text_call_readers(settings, note, workspace=workspace, documents=documents)
 
     def repeats() -> RepeatedCallGuard | None:
         limit = settings.max_repeated_calls

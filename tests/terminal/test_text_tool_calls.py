@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from invincat_server.runtime.checkpoint_reader import latest_messages
 from invincat_server.runtime.memory.service import MemoryService
 from invincat_server.testing.fake_openai import FakeOpenAIServer
@@ -702,3 +704,86 @@ def test_a_call_refused_under_the_schemas_is_fed_back_without_asking_so_again(
     assert "response_format" in repair and "response_format" not in last and "tools" in last
     said = "".join(e["text"] for e in result.of_type("message_delta"))
     assert said.endswith("I cannot.")
+
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+def shown(path: str, content: str) -> str:
+    """An answer as Qwen2.5-Coder-1.5B wrote it in bench run 25: the fix shown, not made."""
+    return f"The bug is the minus.\n\nHere's the corrected `{path}`:\n\n```python\n{content}```\n"
+
+
+def write_json(path: str, content: str) -> str:
+    return json.dumps({"name": "write_file", "arguments": {"path": path, "content": content}})
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_an_answer_showing_a_changed_file_is_asked_for_the_write_which_asks(
+    fake_openai: FakeOpenAIServer,
+    invincat_env: dict[str, str],
+    invincat_home: Path,
+    workspace: Path,
+    answer: str,
+) -> None:
+    (workspace / "calc.py").write_text(BUGGY)
+    fake_openai.add_steps(
+        [
+            text(shown("calc.py", FIXED)),
+            text(write_json("calc.py", FIXED), last_user_contains="shows calc.py changed"),
+            text("Done.", has_tool_result=True),
+        ]
+    )
+    result = run_invincat(
+        ["chat", "fix calc.py", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input=f"{answer}\n\n",
+    )
+    assert result.code == 0, result.stderr
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "write_file" and asked["args"]["content"] == FIXED
+    [done] = result.of_type("tool_result")
+    if answer == "y":
+        assert done["status"] == "success" and (workspace / "calc.py").read_text() == FIXED
+    else:
+        assert done["status"] == "rejected" and (workspace / "calc.py").read_text() == BUGGY
+    _first, asked_for_write, _last = fake_openai.chat_requests()
+    # Offered nothing but the writing tools' schemas, with the shown answer and the note.
+    assert "tools" not in asked_for_write
+    choices = asked_for_write["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert {c["properties"]["name"]["enum"][0] for c in choices} == {"edit_file", "write_file"}
+    assert "Here's the corrected" in asked_for_write["messages"][-2]["content"]
+    thread = result.of_type("turn_start")[0]["thread_id"]
+    assert "shows calc.py changed" not in json.dumps(thread_record(invincat_home, thread))
+
+
+def test_an_answer_quoting_a_file_or_showing_one_it_cannot_read_is_kept(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], tmp_path: Path, workspace: Path
+) -> None:
+    (workspace / "calc.py").write_text("import math\n\n" + BUGGY)
+    outside = tmp_path / "outside.py"
+    outside.write_text("secret = 1\n")
+    (workspace / "link.py").symlink_to(outside)
+    (workspace / "blob.py").write_bytes(b"\x00\x01")
+    answers = [
+        shown("calc.py", BUGGY) + "It subtracts.",  # a part of the file, unchanged
+        shown("link.py", "secret = 2\n"),  # a symlink out of the project
+        shown(str(outside), "secret = 2\n"),  # an absolute path outside
+        shown("blob.py", "x = 1\n"),  # not text
+        shown("missing.py", "x = 1\n"),  # no such file
+        f"```python\n# calc.py\n{FIXED}```\nLike this.",  # a change: the only one asked on
+    ]
+    fake_openai.add_steps([text("Not now.", last_user_contains="shows calc.py changed")])
+    for said in answers:
+        fake_openai.add_steps([text(said)])
+        result = run_invincat(["chat", "look", "--json", "--cwd", str(workspace)], invincat_env)
+        assert result.code == 0, result.stderr
+        if said != answers[-1]:
+            assert "".join(e["text"] for e in result.of_type("message_delta")) == said
+    requests = fake_openai.chat_requests()
+    assert len(requests) == len(answers) + 1  # only the last, a real change, was asked on
+    assert "response_format" in requests[-1] and not any(
+        "response_format" in r for r in requests[:-1]
+    )
+    assert outside.read_text() == "secret = 1\n"

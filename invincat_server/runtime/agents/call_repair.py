@@ -11,6 +11,11 @@ fits: llama.cpp, Ollama and vLLM then decode only a call to an offered tool with
 arguments its schema requires. The answer is read as a call written as text, by the same
 parser and validation, and goes through the same approvals as any other call.
 
+The same is asked, offering only the tools that write, of an answer that shows a file
+changed in a code fence and calls no tool (runtime/shown_files.py): Qwen2.5-Coder-1.5B
+answered "Here's the corrected `calc.py`:" and the fixed file, and nothing was written,
+three times of three (bench run 25).
+
 Asked so only right after such an answer, and never twice in a row: an answer decoded so
 is marked (`CONSTRAINED_KEY` in its audit), and one refused again is fed back as ever.
 """
@@ -31,6 +36,29 @@ REPAIR_NOTE = (
     'this time: answer with only the JSON object {"name": "<tool>", "arguments": {...}} of '
     "the one call to make now, every required argument given, and nothing else."
 )
+
+
+WRITE_TOOLS = ("edit_file", "write_file")
+"""What an answer that shows a changed file is offered (`unwritten_note`)."""
+
+
+def unwritten_note(paths: Sequence[str]) -> str:
+    """The note asking for the call that makes the change an answer only showed."""
+    return (
+        f"Your answer shows {', '.join(paths)} changed, but nothing was written: a file "
+        "changes only through a tool call. No tool is offered this time: answer with only "
+        'the JSON object {"name": "edit_file" or "write_file", "arguments": {...}} of the '
+        "call that makes that change, and nothing else."
+    )
+
+
+def last_answer_constrained(messages: Sequence[BaseMessage], audit_key: str) -> bool:
+    """Whether the last answer in `messages` was itself decoded under `call_output`."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            audit = message.additional_kwargs.get(audit_key)
+            return isinstance(audit, dict) and bool(audit.get(CONSTRAINED_KEY))
+    return False
 
 
 def needs_repair(messages: Sequence[BaseMessage], audit_key: str) -> bool:

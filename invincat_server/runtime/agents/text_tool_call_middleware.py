@@ -25,6 +25,7 @@ Qwen2.5-Coder-1.5B copied its own earlier answer, call text and all, into each n
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -36,11 +37,19 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCa
 from invincat_server.runtime.agents.call_repair import (
     CONSTRAINED_KEY,
     REPAIR_NOTE,
+    WRITE_TOOLS,
     call_output,
+    last_answer_constrained,
     needs_repair,
+    unwritten_note,
 )
 from invincat_server.runtime.editor_context import OPEN_TAG as CONTEXT_OPEN_TAG
+from invincat_server.runtime.shown_files import is_quote, shown_files
 from invincat_server.runtime.text_tool_calls import TextToolCalls, find_text_tool_calls
+
+CurrentText = Callable[[str], "str | None"]
+"""A project file's current text by the path a model wrote, None if it is not one (a
+path outside the project or refused to tools, a directory, a binary or huge file)."""
 
 AUDIT_KEY = "invincat_text_tool_calls"
 
@@ -199,11 +208,17 @@ class TextToolCallMiddleware(AgentMiddleware):
 
     `unknown_tool_note`: a hint added to the error of a call to a tool not offered, when
     it has one for that name (what a small model reaching for `write_memory` should do
-    instead)."""
+    instead). `current_text`: how to read a file an answer shows changed, to tell a change
+    from a quote; without it such answers are kept as they are."""
 
-    def __init__(self, unknown_tool_note: UnknownToolNote | None = None) -> None:
+    def __init__(
+        self,
+        unknown_tool_note: UnknownToolNote | None = None,
+        current_text: CurrentText | None = None,
+    ) -> None:
         super().__init__()
         self.unknown_tool_note = unknown_tool_note
+        self.current_text = current_text
 
     async def awrap_model_call(
         self,
@@ -213,25 +228,23 @@ class TextToolCallMiddleware(AgentMiddleware):
         request = request.override(messages=[as_shown_to_models(m) for m in request.messages])
         constrained = bool(request.tools) and needs_repair(request.messages, AUDIT_KEY)
         if constrained:
-            # The note, like the one below, is not the user's words: it stays out of the
-            # thread. The tools go back to the parser: the answer is read against them.
-            settings = {
-                **request.model_settings,
-                "response_format": call_output(OfferedTools(request.tools)),
-            }
-            repair = [*request.messages, HumanMessage(REPAIR_NOTE)]
-            response = await handler(
-                request.override(tools=[], model_settings=settings, messages=repair)
-            )
+            response = await handler(_constrained(request, request.messages, REPAIR_NOTE))
         else:
             response = await handler(request)
-        no_answer = None if constrained else _ask_again(response.result)
-        if no_answer is not None:
-            # Asked once more, with that answer and a fixed note; only the second answer
-            # is kept (the note is not the user's words, so it stays out of the thread).
-            answer, note = no_answer
-            again = [*request.messages, answer, HumanMessage(note)]
-            response = await handler(request.override(messages=again))
+            no_answer = _ask_again(response.result)
+            unwritten = None if no_answer else await self._unwritten_change(request, response)
+            if no_answer is not None:
+                # Asked once more, with that answer and a fixed note; only the second
+                # answer is kept (the note is not the user's words: it stays out of the
+                # thread).
+                answer, note = no_answer
+                again = [*request.messages, answer, HumanMessage(note)]
+                response = await handler(request.override(messages=again))
+            elif unwritten is not None:
+                answer, note, writers = unwritten
+                asked = _constrained(request, [*request.messages, answer], note, writers)
+                response = await handler(asked)
+                constrained = True
         result = list(response.result)
         for index in range(len(result) - 1, -1, -1):
             message = result[index]
@@ -241,3 +254,48 @@ class TextToolCallMiddleware(AgentMiddleware):
                 )
                 break
         return ModelResponse(result=result, structured_response=response.structured_response)
+
+    async def _unwritten_change(
+        self, request: ModelRequest, response: ModelResponse
+    ) -> tuple[AIMessage, str, list[Any]] | None:
+        """The answer, the note and the tools to offer, when the answer calls nothing and
+        shows a project file changed in a fence (not a quote of it); else None."""
+        answers = [m for m in response.result if isinstance(m, AIMessage)]
+        writers = [t for t in request.tools if _tool_name(t) in WRITE_TOOLS]
+        if self.current_text is None or len(answers) != 1 or not writers:
+            return None
+        [answer] = answers
+        if answer.tool_calls or answer.invalid_tool_calls:
+            return None
+        if last_answer_constrained(request.messages, AUDIT_KEY):
+            return None  # it just made a call so: what it says now is its own
+        shown = shown_files(answer.text)
+        if not shown or find_text_tool_calls(answer.text, OfferedTools(request.tools)).calls:
+            return None
+        changed: list[str] = []
+        for item in shown:
+            if item.path in changed:
+                continue
+            current = await asyncio.to_thread(self.current_text, item.path)
+            if current is not None and not is_quote(item.body, current):
+                changed.append(item.path)
+        return (answer, unwritten_note(changed), writers) if changed else None
+
+
+def _constrained(
+    request: ModelRequest,
+    messages: Sequence[Any],
+    note: str,
+    tools: Sequence[Any] | None = None,
+) -> ModelRequest:
+    """`request` asked with `note` after `messages`, no tool offered and the answer decoded
+    under the schemas of `tools` (all those offered by default). The note, like every note
+    here, is not the user's words: it stays out of the thread. The answer is read against
+    the tools of the caller's own request."""
+    offered = OfferedTools(request.tools if tools is None else tools)
+    settings = {**request.model_settings, "response_format": call_output(offered)}
+    return request.override(
+        tools=[],
+        model_settings=settings,
+        messages=[*messages, HumanMessage(note)],
+    )

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from invincat_server.runtime.policy.workspace import Workspace
 
 __all__ = [
     "DiskOnly",
@@ -20,6 +23,7 @@ __all__ = [
     "FileContentError",
     "is_binary",
     "load_text",
+    "project_text",
     "store_text",
     "write_disk",
 ]
@@ -102,6 +106,24 @@ def load_text(documents: DocumentSource, path: Path, display: str) -> str | None
         raise FileContentError(
             f"{display} is not valid UTF-8 (byte {exc.start}); only UTF-8 text files can be edited."
         ) from exc
+
+
+MAX_COMPARED_BYTES = 1_000_000
+
+
+def project_text(workspace: Workspace, documents: DocumentSource, path: str) -> str | None:
+    """The current text of the project file `path` names, as read_file would see it
+    (buffer, then disk; confined and refused as for any tool), or None where read_file
+    would fail or the file is over 1 MB. For comparing only: nothing is shown."""
+    from invincat_server.runtime.policy.workspace import WorkspaceError
+
+    try:
+        resolved = workspace.resolve(path)
+        if documents.read_text(resolved) is None and resolved.stat().st_size > MAX_COMPARED_BYTES:
+            return None
+        return load_text(documents, resolved, path)
+    except (WorkspaceError, FileContentError, OSError, ValueError):
+        return None
 
 
 def write_disk(path: Path, text: str) -> None:
