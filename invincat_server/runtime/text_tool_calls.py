@@ -17,15 +17,19 @@ What counts, per candidate (one bad candidate costs that candidate only):
   (it is likely an example in prose);
 - arguments that are not a JSON object (or a string holding one), or do not fit the
   offered tool's JSON schema: reported with an error to feed back, never run;
+- a string written as Python's triple-quoted string (three double quotes each side) is
+  read as the string Python would make of it, one newline just after the opening quotes
+  left out: no valid JSON holds three double quotes in a row, so nothing valid changes;
 - a call in a JSON fence or tool-call markup that names an offered tool but is not valid
-  JSON (Python's triple-quoted strings, a trailing comma): reported with the decoder's error to
-  feed back, never run — left as text, it would end the turn as the answer;
+  JSON (a trailing comma): reported with the decoder's error to feed back, never run —
+  left as text, it would end the turn as the answer;
 - text inside `<think>` blocks and code fences of other languages (```python, ```text: a
   file quoted back) is never parsed.
 """
 
 from __future__ import annotations
 
+import ast
 import html
 import json
 import re
@@ -133,6 +137,8 @@ def find_text_tool_calls(
         return TextToolCalls(ignored=[f"the answer is over {MAX_TEXT_CHARS:,} characters"])
     # A reasoning model's deliberation (before its answer) is not its answer.
     text = _THINK.sub("", text, count=1) if _THINK.match(text) else text
+    if '"""' in text:
+        text = _TRIPLE_QUOTED.sub(_as_json_string, text)
     candidates = _markup_candidates(text)
     if not any(_call_shaped(c.value) or c.broken for c in candidates):
         # Markup that holds no call (Qwen2.5-Coder-1.5B echoed its prompt's tool
@@ -152,6 +158,24 @@ def find_text_tool_calls(
             if call is not None:
                 calls.append(call)
     return TextToolCalls(calls, ignored)
+
+
+# Python's triple-quoted string, as small models write a file's content in a JSON call
+# ("content": """def add(a, b):…""", Qwen2.5-Coder-1.5B in most bench runs): told it is not
+# JSON, they wrote it so again, or wrote `write_file {}` instead (bench runs 23, 26).
+_TRIPLE_QUOTED = re.compile(r'"""(.*?)"""', re.DOTALL)
+
+
+def _as_json_string(match: re.Match[str]) -> str:
+    """The JSON string of Python's value of this literal; the literal itself where Python
+    would not accept it (a lone backslash before the closing quotes)."""
+    try:
+        value = ast.literal_eval(match.group(0))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return match.group(0)
+    if not isinstance(value, str):
+        return match.group(0)
+    return json.dumps(value[1:] if value.startswith("\n") else value)
 
 
 def _markup_candidates(text: str) -> list[_Candidate]:
@@ -518,7 +542,7 @@ def _checked(
             candidate.format,
             f"this {name} call is not valid JSON ({candidate.broken}), so it was not used: "
             "write it again as one JSON object, each string in double quotes with its "
-            'newlines written \\n (Python\'s """ strings are not JSON)',
+            "newlines written \\n, no comma before a closing brace or bracket",
         )
     args, error = _arguments(raw.get(arg_key) if arg_key else {}, tools[name])
     if error is None and candidate.text_values:

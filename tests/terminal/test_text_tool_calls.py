@@ -363,10 +363,9 @@ def test_a_read_of_the_root_without_its_slash_reads_the_project_file(
 def test_a_call_in_broken_json_is_fed_back_and_the_model_writes_it_again(
     fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
 ) -> None:
-    # As Qwen2.5-Coder-1.5B wrote it in bench/real_model.py: Python's triple quotes.
-    broken = (
+    broken = (  # a trailing comma
         '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "calc.py",\n'
-        '    "content": """\ndef add(a, b):\n    return a + b\n"""\n  }\n}\n```'
+        '    "content": "def add(a, b):\\n    return a + b\\n",\n  }\n}\n```'
     )
     fake_openai.add_steps(
         [
@@ -787,3 +786,27 @@ def test_an_answer_quoting_a_file_or_showing_one_it_cannot_read_is_kept(
         "response_format" in r for r in requests[:-1]
     )
     assert outside.read_text() == "secret = 1\n"
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_a_write_with_its_content_triple_quoted_asks_and_a_refused_one_writes_nothing(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, answer: str
+) -> None:
+    """As Qwen2.5-Coder-1.5B writes a file's content in nearly every bench run: Python's
+    triple quotes. Told it is not JSON, it wrote the same again or `write_file {}`."""
+    (workspace / "calc.py").write_text(BUGGY)
+    call = (
+        '```json\n{\n  "name": "write_file",\n  "arguments": {\n    "path": "calc.py",\n'
+        '    "content": """\ndef add(a, b):\n    return a + b\n"""\n  }\n}\n```'
+    )
+    fake_openai.add_steps([text(call), text("Done.", has_tool_result=True)])
+    result = run_invincat(
+        ["chat", "fix calc.py", "--json", "--cwd", str(workspace)],
+        invincat_env,
+        input=f"{answer}\n\n",
+    )
+    assert result.code == 0, result.stderr
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "write_file" and asked["args"]["content"] == FIXED
+    expected = FIXED if answer == "y" else BUGGY
+    assert (workspace / "calc.py").read_text() == expected
