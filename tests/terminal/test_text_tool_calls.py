@@ -676,6 +676,10 @@ def test_after_a_refused_call_the_next_answer_is_decoded_under_the_tools_schemas
     assert {c["properties"]["name"]["enum"][0] for c in choices} == set(offered)
     [write] = [c for c in choices if c["properties"]["name"]["enum"] == ["write_file"]]
     assert write["properties"]["arguments"] == offered["write_file"]
+    # The tools are not offered, so the note says what each does, in one sentence.
+    note = repair["messages"][-1]["content"]
+    assert "\n- write_file: Create a file or overwrite it completely with `content`.\n" in note
+    assert note.count("\n- ") == len(offered)
     # The call made, the model is offered its tools again, and the note is not kept.
     assert "tools" in last and "response_format" not in last
     thread = result.of_type("turn_start")[0]["thread_id"]
@@ -753,6 +757,8 @@ def test_an_answer_showing_a_changed_file_is_asked_for_the_write_which_asks(
     choices = asked_for_write["response_format"]["json_schema"]["schema"]["anyOf"]
     assert {c["properties"]["name"]["enum"][0] for c in choices} == {"edit_file", "write_file"}
     assert "Here's the corrected" in asked_for_write["messages"][-2]["content"]
+    note = asked_for_write["messages"][-1]["content"]
+    assert "- edit_file: Replace an exact string in a file." in note and "read_file" not in note
     thread = result.of_type("turn_start")[0]["thread_id"]
     assert "shows calc.py changed" not in json.dumps(thread_record(invincat_home, thread))
 

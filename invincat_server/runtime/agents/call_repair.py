@@ -80,6 +80,22 @@ def needs_repair(messages: Sequence[BaseMessage], audit_key: str) -> bool:
     return False
 
 
+def with_tool_list(note: str, descriptions: Mapping[str, str]) -> str:
+    """`note` followed by each tool's name and the first sentence of its description: no
+    tool is offered with the answer, so the model's prompt no longer says what each does
+    (Qwen2.5-Coder-1.5B, asked so, replaced a whole cli.py with the one line it meant to
+    add, bench run 26)."""
+    lines = [f"- {name}: {_first_sentence(text)}" for name, text in descriptions.items()]
+    return "\n".join([note, "The tools:", *lines]) if lines else note
+
+
+def _first_sentence(text: str, limit: int = 200) -> str:
+    first = text.strip().split("\n", 1)[0]
+    end = first.find(". ")
+    first = first[: end + 1] if end >= 0 else first
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
 def call_output(schemas: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:
     """`response_format` admitting one call of an offered tool, `{"name", "arguments"}`,
     its arguments as that tool's schema asks (any object where a tool has none)."""

@@ -42,6 +42,7 @@ from invincat_server.runtime.agents.call_repair import (
     last_answer_constrained,
     needs_repair,
     unwritten_note,
+    with_tool_list,
 )
 from invincat_server.runtime.editor_context import OPEN_TAG as CONTEXT_OPEN_TAG
 from invincat_server.runtime.shown_files import is_quote, shown_files
@@ -292,10 +293,20 @@ def _constrained(
     under the schemas of `tools` (all those offered by default). The note, like every note
     here, is not the user's words: it stays out of the thread. The answer is read against
     the tools of the caller's own request."""
-    offered = OfferedTools(request.tools if tools is None else tools)
-    settings = {**request.model_settings, "response_format": call_output(offered)}
+    chosen = request.tools if tools is None else tools
+    settings = {**request.model_settings, "response_format": call_output(OfferedTools(chosen))}
+    described = {name: _description(t) for t in chosen if (name := _tool_name(t))}
     return request.override(
         tools=[],
         model_settings=settings,
-        messages=[*messages, HumanMessage(note)],
+        messages=[*messages, HumanMessage(with_tool_list(note, described))],
     )
+
+
+def _description(tool: Any) -> str:
+    if isinstance(tool, dict):
+        function = tool.get("function")
+        text = (function if isinstance(function, dict) else tool).get("description")
+    else:
+        text = getattr(tool, "description", None)
+    return text if isinstance(text, str) else ""
