@@ -13,7 +13,7 @@ from invincat_server.runtime.checkpoint_reader import latest_messages
 from invincat_server.runtime.memory.service import MemoryService
 from invincat_server.testing.fake_openai import FakeOpenAIServer
 from tests.memory_agent.test_extraction import create
-from tests.terminal.cli_process import LiveInvincat, run_invincat
+from tests.terminal.cli_process import LiveInvincat, Result, run_invincat
 
 
 def hermes(name: str, **args: Any) -> str:
@@ -722,6 +722,20 @@ def write_json(path: str, content: str) -> str:
     return json.dumps({"name": "write_file", "arguments": {"path": path, "content": content}})
 
 
+def fix_is_asked(env: dict[str, str], workspace: Path, answer: str) -> Result:
+    """`invincat chat "fix calc.py"`, answered `answer` at the one approval, which must be
+    for writing FIXED: calc.py then holds FIXED if approved, else BUGGY still."""
+    result = run_invincat(
+        ["chat", "fix calc.py", "--json", "--cwd", str(workspace)], env, input=f"{answer}\n\n"
+    )
+    assert result.code == 0, result.stderr
+    [asked] = result.of_type("approval_requested")
+    assert asked["tool_name"] == "write_file" and asked["args"]["content"] == FIXED
+    expected = FIXED if answer == "y" else BUGGY
+    assert (workspace / "calc.py").read_text() == expected
+    return result
+
+
 @pytest.mark.parametrize("answer", ["y", "n"])
 def test_an_answer_showing_a_changed_file_is_asked_for_the_write_which_asks(
     fake_openai: FakeOpenAIServer,
@@ -738,19 +752,9 @@ def test_an_answer_showing_a_changed_file_is_asked_for_the_write_which_asks(
             text("Done.", has_tool_result=True),
         ]
     )
-    result = run_invincat(
-        ["chat", "fix calc.py", "--json", "--cwd", str(workspace)],
-        invincat_env,
-        input=f"{answer}\n\n",
-    )
-    assert result.code == 0, result.stderr
-    [asked] = result.of_type("approval_requested")
-    assert asked["tool_name"] == "write_file" and asked["args"]["content"] == FIXED
+    result = fix_is_asked(invincat_env, workspace, answer)
     [done] = result.of_type("tool_result")
-    if answer == "y":
-        assert done["status"] == "success" and (workspace / "calc.py").read_text() == FIXED
-    else:
-        assert done["status"] == "rejected" and (workspace / "calc.py").read_text() == BUGGY
+    assert done["status"] == ("success" if answer == "y" else "rejected")
     _first, asked_for_write, _last = fake_openai.chat_requests()
     # Offered nothing but the writing tools' schemas, with the shown answer and the note.
     assert "tools" not in asked_for_write
@@ -806,13 +810,4 @@ def test_a_write_with_its_content_triple_quoted_asks_and_a_refused_one_writes_no
         '    "content": """\ndef add(a, b):\n    return a + b\n"""\n  }\n}\n```'
     )
     fake_openai.add_steps([text(call), text("Done.", has_tool_result=True)])
-    result = run_invincat(
-        ["chat", "fix calc.py", "--json", "--cwd", str(workspace)],
-        invincat_env,
-        input=f"{answer}\n\n",
-    )
-    assert result.code == 0, result.stderr
-    [asked] = result.of_type("approval_requested")
-    assert asked["tool_name"] == "write_file" and asked["args"]["content"] == FIXED
-    expected = FIXED if answer == "y" else BUGGY
-    assert (workspace / "calc.py").read_text() == expected
+    fix_is_asked(invincat_env, workspace, answer)
