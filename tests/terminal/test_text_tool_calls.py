@@ -494,6 +494,11 @@ def test_a_call_to_a_memory_tool_not_offered_is_told_that_memory_needs_no_tool(
     )
     assert "Nothing needs a tool to be remembered" in refused["content"]
     assert result.of_type("turn_end")[-1]["status"] == "completed"
+    # Told to answer in words, it is not then forced to call a tool (bench run 27).
+    said = "".join(e["text"] for e in result.of_type("message_delta"))
+    assert said.endswith("I'll remember that.")
+    after = [r for r in fake_openai.chat_requests() if r.get("model") == "fake-model"][1]
+    assert "response_format" not in after and after["tools"]
     [entry] = MemoryService(invincat_home, workspace).list()
     assert entry.content == "Makefiles are indented with tabs"
     # The memory model saw the call once, as a call, not the text it was read from.
@@ -502,12 +507,13 @@ def test_a_call_to_a_memory_tool_not_offered_is_told_that_memory_needs_no_tool(
     assert "Assistant called write_memory" in shown and "```json" not in shown
 
     # Without the memory agent the hint would be untrue: the error is the plain one.
-    fake_openai.add_steps([text(call), text("OK.", has_tool_result=True)])
+    fake_openai.add_steps([text(call), text("OK.", last_user_contains="No tool is offered")])
     plain = run_invincat(["chat", prompt, "--json", "--cwd", str(workspace)], invincat_env)
     assert plain.code == 0, plain.stderr
     [refused] = plain.of_type("tool_result")
     assert "not an available tool" in refused["content"]
     assert "remembered" not in refused["content"]
+    assert "".join(e["text"] for e in plain.of_type("message_delta")).endswith("OK.")
 
 
 def test_an_answer_echoing_the_context_block_is_asked_again_once(

@@ -31,6 +31,13 @@ CONSTRAINED_KEY = "constrained"
 """In a text-call audit (text_tool_call_middleware.AUDIT_KEY): the answer was decoded
 under `call_output`."""
 
+ADVISED_KEY = "advised"
+"""In a text-call audit: the calls whose error added the unknown-tool note (a memory tool
+not offered: "reply to the user in one plain sentence"). An answer with one is not asked
+for again under the schemas: that would force the call the note says is not needed
+(Qwen2.5-Coder-1.5B, so forced after `write_memory`, read a Makefile that does not exist
+and apologised, and nothing was remembered, bench run 27)."""
+
 REPAIR_NOTE = (
     "Your last tool call could not be used: the error above says why. No tool is offered "
     'this time: answer with only the JSON object {"name": "<tool>", "arguments": {...}} of '
@@ -71,7 +78,7 @@ def needs_repair(messages: Sequence[BaseMessage], audit_key: str) -> bool:
         if not isinstance(message, AIMessage) or index == len(messages) - 1:
             return False
         audit = message.additional_kwargs.get(audit_key)
-        if not isinstance(audit, dict) or audit.get(CONSTRAINED_KEY):
+        if not isinstance(audit, dict) or audit.get(CONSTRAINED_KEY) or audit.get(ADVISED_KEY):
             return False
         calls, refused = audit.get("calls"), audit.get("refused")
         if not (isinstance(calls, list) and calls and isinstance(refused, list)):

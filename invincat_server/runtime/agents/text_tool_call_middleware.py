@@ -35,6 +35,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 
 from invincat_server.runtime.agents.call_repair import (
+    ADVISED_KEY,
     CONSTRAINED_KEY,
     REPAIR_NOTE,
     WRITE_TOOLS,
@@ -134,12 +135,15 @@ def with_text_tool_calls(
         return [message]
     calls: list[ToolCall] = []
     errors: list[BaseMessage] = []
+    advised: list[str] = []
     for call in found.calls:
         call_id = f"call_{uuid.uuid4().hex[:24]}"
         calls.append(ToolCall(name=call.name, args=call.args, id=call_id, type="tool_call"))
         if call.error is not None:
             note = unknown_tool_note(call.name) if unknown_tool_note else None
             extra = f" {note}" if note and call.name not in offered else ""
+            if extra:
+                advised.append(call_id)
             errors.append(
                 ToolMessage(
                     content=f"Error: {call.error}. Nothing ran.{extra}",
@@ -148,7 +152,11 @@ def with_text_tool_calls(
                     status="error",
                 )
             )
-    audit = {**_audit(found, calls), **({CONSTRAINED_KEY: True} if constrained else {})}
+    audit = {
+        **_audit(found, calls),
+        **({CONSTRAINED_KEY: True} if constrained else {}),
+        **({ADVISED_KEY: advised} if advised else {}),
+    }
     updated = message.model_copy(
         update={
             "tool_calls": calls,
