@@ -233,6 +233,13 @@ def _call_shaped(value: Any) -> bool:
 
 
 _TOOL_TAG = re.compile(r"<([A-Za-z_][A-Za-z0-9_.-]{0,63})>")
+_TOOL_ATTR_TAG = re.compile(
+    r"<([A-Za-z_][A-Za-z0-9_.-]{0,63})"
+    r"((?:\s+[A-Za-z_][A-Za-z0-9_-]{0,63}\s*=\s*(?:\"[^\"]*\"|'[^']*'))+)\s*/?>"
+)
+"""`<task description="…" subagent_type="worker"/>`: a tag named after an offered tool,
+each argument an attribute (Qwen2.5-Coder-1.5B handing its fix to a subagent, bench run
+27)."""
 
 
 def _tool_tags(text: str, tools: Mapping[str, Any]) -> list[_Candidate]:
@@ -249,7 +256,21 @@ def _tool_tags(text: str, tools: Mapping[str, Any]) -> list[_Candidate]:
         decoded = _decode_at(text, match.end(), attempts)
         if decoded is not None and isinstance(decoded[0], dict):
             found.append(_Candidate({"name": name, "arguments": decoded[0]}, "tool_tag", True))
+    if found:
+        return found
+    for match in _TOOL_ATTR_TAG.finditer(text):
+        if match.group(1) in tools:
+            call = {"name": match.group(1), "arguments": _attributes(match.group(2))}
+            found.append(_Candidate(call, "tool_tag_attributes", True, text_values=True))
     return found
+
+
+def _attributes(text: str) -> dict[str, str]:
+    """`key="value" other='value'` as a dict, HTML entities decoded."""
+    return {
+        key: html.unescape(double if double is not None else single)
+        for key, double, single in (m.groups() for m in _ATTRIBUTE.finditer(text))
+    }
 
 
 def _decode_at(text: str, start: int, attempts: _Budget) -> tuple[Any, int] | None:
@@ -297,13 +318,7 @@ def _attribute_calls(text: str) -> list[_Candidate]:
     if found:
         return found
     for match in _FUNCTION_ATTR_LIST.finditer(text):
-        values = {
-            key: html.unescape(double if double is not None else single)
-            for key, double, single in (
-                (m.group(1), m.group(2), m.group(3)) for m in _ATTRIBUTE.finditer(match.group(2))
-            )
-        }
-        call = {"name": match.group(1), "arguments": values}
+        call = {"name": match.group(1), "arguments": _attributes(match.group(2))}
         found.append(_Candidate(call, "function_attributes", True, text_values=True))
     return found
 

@@ -140,3 +140,36 @@ def test_with_text_tool_calls_off_a_workers_text_is_its_report(
     assert (workspace / "notes.txt").read_text() == "original\n"
     [task] = result.of_type("tool_result")
     assert task["name"] == "task" and '"write_file"' in task["content"]
+
+
+@pytest.mark.parametrize("approve", [True, False], ids=["approved-runs", "refused-runs-nothing"])
+def test_a_task_written_as_a_tag_with_attributes_asks_and_starts_the_worker(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path, approve: bool
+) -> None:
+    """Bench run 27: Qwen2.5-Coder-1.5B handed its fix to a worker so, and the turn ended
+    with the tag as its answer."""
+    (workspace / "notes.txt").write_text("original\n")
+    tag = '<task description="rewrite notes.txt" subagent_type="worker"/>'
+    fake_openai.add_steps(
+        [
+            {"match": {"system_contains": MAIN, "has_tool_result": False}, "content": tag},
+            {
+                "match": {"system_contains": WORKER, "has_tool_result": False},
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "notes.txt", "content": "new\n"}}
+                ],
+            },
+            {"match": {"system_contains": WORKER}, "content": "Report: rewritten."},
+            {"match": {"system_contains": MAIN}, "content": "Done."},
+        ]
+    )
+    answers = "y\ny\n" if approve else "n\n\n"
+    result = run_invincat(
+        ["chat", "rewrite notes", "--json", "--cwd", str(workspace)], invincat_env, input=answers
+    )
+    assert result.code == 0, result.stderr
+    asked = [a["tool_name"] for a in result.of_type("approval_requested")]
+    assert asked == (["task", "write_file"] if approve else ["task"])
+    assert (workspace / "notes.txt").read_text() == ("new\n" if approve else "original\n")
+    workers = [r for r in fake_openai.chat_requests() if WORKER in json.dumps(r["messages"][0])]
+    assert bool(workers) == approve

@@ -430,6 +430,28 @@ def test_a_tag_named_after_an_offered_tool_holds_its_arguments() -> None:
     ]
 
 
+def test_a_tag_named_after_an_offered_tool_with_its_arguments_as_attributes() -> None:
+    """Bench run 27: the fix handed to a subagent so, and the turn ended with nothing."""
+    task = {
+        "type": "object",
+        "properties": {"description": {"type": "string"}, "subagent_type": {"type": "string"}},
+        "required": ["description", "subagent_type"],
+    }
+    limit = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    text = (
+        "<task description=\"Fix &quot;add&quot; in calc.py\" subagent_type='worker'/>\n"
+        '<a href="x">link</a> <rm path="x"/> <ls n="3">'
+    )
+    found = find_text_tool_calls(text, {"task": task, "ls": limit})
+    assert [(c.name, c.args, c.error) for c in found.calls] == [
+        ("task", {"description": 'Fix "add" in calc.py', "subagent_type": "worker"}, None),
+        ("ls", {"n": 3}, None),  # typed by its schema
+    ]
+    # Attributes that do not fit the schema: an error to feed back, as for any call.
+    [call] = find_text_tool_calls('<task description="x"/>', {"task": task}).calls
+    assert call.error is not None and "'subagent_type' is a required property" in call.error
+
+
 def test_a_tool_tag_is_not_read_when_the_answer_holds_a_named_call() -> None:
     text = '<tool_call>{"name": "ls", "arguments": {}}</tool_call> <grep>{"pattern": "x"}</grep>'
     found = find_text_tool_calls(text, {"grep": None, "ls": None})
