@@ -57,14 +57,18 @@ PLANNER_TOOLS = (
 DRIFT_NUDGE = (
     "You ended your turn without a plan the user could approve. In plan mode you must not "
     "do the work yourself. Answer now with the plan itself, as the JSON object "
-    '{"todos": [{"content": "<a short, concrete step>", "status": "pending"}, ...]} '
-    "and nothing else."
+    '{"todos": [{"content": "<one step>", "status": "pending"}, ...]} '
+    "and nothing else. Each step names its file and says exactly what to change there, with "
+    "the code to add or replace when you have worked it out: the main agent that does the "
+    "work sees only these steps."
 )
 """Sent when the planner ended without `approve_plan`. The answer to it is offered no tool
 and asked for the plan's JSON (PLAN_OUTPUT), which becomes the approve_plan call
 (PlannerGuardMiddleware): Qwen2.5-Coder-1.5B, offered its read-only tools again, echoed its
 prompt's context block instead (bench runs 12-13), and offered approve_plan alone answered
-in prose (runs 15-16)."""
+in prose (runs 15-16). The steps carry the code: Qwen2.5-Coder-1.5B wrote the right cli.py
+in its drifting answer, then planned "Add the --verbose flag to the cli.py script", and the
+executor, seeing only that, wrote `ArgumentParser(verbosity=...)` (bench run 27)."""
 
 
 PLAN_OUTPUT = {
@@ -129,7 +133,9 @@ def planner_prompt(workspace_root: str) -> str:
         "You are Invincat's planner, working on the project at "
         f"{workspace_root}. You do not change anything: investigate with read-only tools "
         "(read_file, ls, glob, grep), ask the user with ask_user if something essential is "
-        "unclear, then call approve_plan with the plan: short, concrete, ordered steps. "
+        "unclear, then call approve_plan with the plan: ordered steps, each naming its file "
+        "and saying exactly what to change there, with the code to add or replace when you "
+        "have worked it out (the main agent that does the work sees only the steps). "
         "After the user approves, stop: the main agent executes the plan. If the user asks "
         "for changes, revise the plan and call approve_plan again."
     )
