@@ -311,3 +311,30 @@ def test_a_plan_proposed_with_a_step_marked_done_is_approved_with_every_step_pen
     assert [t["status"] for t in asked["todos"]] == ["pending"]
     handoff = fake_openai.chat_requests()[-1]["messages"][-1]["content"]
     assert "Approved plan:" in handoff and "Write hello.txt" in handoff
+
+
+def test_a_step_marked_completed_before_anything_changed_is_told_it_is_not_done(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Qwen2.5-Coder-1.5B marked its one approved step completed with nothing written, was
+    told "Every item is completed: answer the user", and the turn ended with no change
+    (bench runs 26-27)."""
+    one = [{"content": "Create hello.txt with a greeting"}]
+    fake_openai.add_steps(
+        [
+            _call("approve_plan", todos=one),
+            _todos("completed", plan=one),  # nothing done yet
+            _call("write_file", path="hello.txt", content="hello\n"),
+            _todos("completed", plan=one),  # the same list again, now after the write
+            {"content": "Created hello.txt."},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "--plan", "greet", "--yes", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert result.code == 0, result.stderr
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+    said = [r["content"] for r in result.of_type("tool_result") if r["name"] == "write_todos"]
+    assert "No file has been changed and no command run in this turn yet" in said[0]
+    assert "Every item is completed" not in said[0]
+    assert said[1].endswith("Every item is completed: answer the user.")

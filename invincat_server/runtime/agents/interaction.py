@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain_core.messages import ToolMessage
+from langchain.tools import InjectedState
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.config import get_config, get_stream_writer
 from langgraph.types import Command, interrupt
@@ -118,6 +119,45 @@ def next_step(items: Sequence[Mapping[str, Any]]) -> str:
     return "Every item is completed: answer the user." if items else ""
 
 
+NOTHING_CHANGED_YET = (
+    "No file has been changed and no command run in this turn yet: an item that needs a "
+    "change is not done until edit_file, write_file or execute has made it. Make it now, or, "
+    "if nothing needed changing, answer the user."
+)
+"""Said instead of "Every item is completed" when an item was just marked completed and
+nothing changed anything this turn: Qwen2.5-Coder-1.5B, executing an approved plan, marked
+its one step completed beside a refused write, or with nothing but prose, and the turn
+ended with no change (bench runs 26-27)."""
+CHANGING_TOOLS = ("edit_file", "write_file", "execute")
+
+
+def _newly_completed(items: Sequence[Mapping[str, Any]], before: Sequence[Any]) -> bool:
+    already = {
+        str(t.get("content", "")).strip()
+        for t in before
+        if isinstance(t, Mapping) and t.get("status") == "completed"
+    }
+    return any(
+        t.get("status") == "completed" and str(t.get("content", "")).strip() not in already
+        for t in items
+    )
+
+
+def _changed_this_turn(messages: Sequence[Any]) -> bool:
+    """Whether, since the turn's request, a changing tool succeeded or the answer that
+    called write_todos also calls one (its result is not in the state yet)."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return False
+        if isinstance(message, AIMessage) and message is messages[-1]:
+            if any(c["name"] in CHANGING_TOOLS for c in message.tool_calls):
+                return True
+        elif isinstance(message, ToolMessage) and message.name in CHANGING_TOOLS:
+            if message.status != "error":
+                return True
+    return False
+
+
 @tool(
     "write_todos",
     description=(
@@ -126,17 +166,24 @@ def next_step(items: Sequence[Mapping[str, Any]]) -> str:
     ),
 )
 def write_todos(
-    todos: list[Todo], tool_call_id: Annotated[str, InjectedToolCallId]
+    todos: list[Todo],
+    tool_call_id: Annotated[str, InjectedToolCallId],
+    state: Annotated[dict[str, Any], InjectedState],
 ) -> Command[Any]:
     items = as_dicts(todos)
     get_stream_writer()({"type": "todos", "items": items})
     done = sum(1 for t in items if t["status"] == "completed")
+    said = next_step(items)
+    if _newly_completed(items, state.get("todos") or []) and not _changed_this_turn(
+        state.get("messages") or []
+    ):
+        said = NOTHING_CHANGED_YET
     return Command(
         update={
             "todos": items,
             "messages": [
                 ToolMessage(
-                    f"Todo list updated: {len(items)} items, {done} completed. {next_step(items)}",
+                    f"Todo list updated: {len(items)} items, {done} completed. {said}",
                     tool_call_id=tool_call_id,
                     name="write_todos",
                 )
