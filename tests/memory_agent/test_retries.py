@@ -100,7 +100,10 @@ async def test_a_noop_to_an_explicit_request_is_asked_again_and_the_second_is_st
     _first, second = memory_requests(fake_openai)
     asked = second["messages"][1]["content"]
     assert "explicitly asked for something to be remembered" in asked
-    assert "response_format" in second
+    # Decoded under a schema with no noop: told in words, the model answered noop again.
+    listed = second["response_format"]["json_schema"]["schema"]["properties"]["operations"]
+    ops = {choice["properties"]["op"]["const"] for choice in listed["items"]["anyOf"]}
+    assert "noop" not in ops and "create" in ops and listed["minItems"] == 1
 
 
 async def test_a_noop_without_an_explicit_request_is_not_asked_again(

@@ -135,9 +135,10 @@ def _op(name: str, required: list[str], **fields: dict[str, Any]) -> dict[str, A
     }
 
 
-def operations_schema() -> dict[str, Any]:
+def operations_schema(*, allow_noop: bool = True) -> dict[str, Any]:
     """The operations as a JSON schema with every op's required fields (the table of
-    docs/memory-governance.md §3), for a server that constrains its output to a schema."""
+    docs/memory-governance.md §3), for a server that constrains its output to a schema.
+    `allow_noop=False`: at least one operation, none a noop (runner.NOTHING_STORED)."""
     text = {"type": "string", "maxLength": 500}
     short = {"type": "string", "maxLength": 200}
     scope = {"type": "string", "enum": ["user", "project"]}
@@ -192,11 +193,12 @@ def operations_schema() -> dict[str, Any]:
             _op(name, ["scope", "id", "reason"], scope=scope, id=ident, reason=short)
             for name in ("archive", "restore", "delete")
         ),
-        _op("noop", ["reason"], reason=short),
+        *([_op("noop", ["reason"], reason=short)] if allow_noop else []),
     ]
+    listed = {"type": "array", "minItems": 0 if allow_noop else 1, "maxItems": 20}
     return {
         "type": "object",
-        "properties": {"operations": {"type": "array", "maxItems": 20, "items": {"anyOf": ops}}},
+        "properties": {"operations": {**listed, "items": {"anyOf": ops}}},
         "required": ["operations"],
         "additionalProperties": False,
     }
@@ -208,7 +210,7 @@ CONSTRAINED_NOTE = (
 )
 
 
-def constrained_output() -> dict[str, Any]:
+def constrained_output(*, allow_noop: bool = True) -> dict[str, Any]:
     """`response_format` asking for the operations as JSON that fits `operations_schema`:
     llama.cpp, Ollama and vLLM then decode only text that fits it. Asked for when an
     answer through the tool could not be used (runner.py): Qwen2.5-Coder-1.5B answered in
@@ -216,7 +218,10 @@ def constrained_output() -> dict[str, Any]:
     fitting batch under this format (a probe at llama-server)."""
     return {
         "type": "json_schema",
-        "json_schema": {"name": "memory_operations", "schema": operations_schema()},
+        "json_schema": {
+            "name": "memory_operations",
+            "schema": operations_schema(allow_noop=allow_noop),
+        },
     }
 
 

@@ -311,16 +311,25 @@ class MemoryAgent:
         memory model in the next run (an error can echo the model's own output)."""
         await self.cursors.record_failure(thread_id, self.redact(reason))
 
-    async def _ask(self, content: str, *, constrained: bool = False) -> Any:
+    async def _ask(
+        self, content: str, *, constrained: bool = False, must_store: bool = False
+    ) -> Any:
         """The memory model's answer: through its submit tool, or (`constrained`, when an
         answer through the tool could not be used) as JSON the server is asked to keep to
-        the operations' schema, with no tool offered."""
+        the operations' schema, with no tool offered; `must_store`: a schema without noop."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
         if constrained:
-            if self._constrained is None:
-                self._constrained = self._model_factory().bind(response_format=constrained_output())
-            model = self._constrained
+            if must_store:
+                model = self._model_factory().bind(
+                    response_format=constrained_output(allow_noop=False)
+                )
+            else:
+                if self._constrained is None:
+                    self._constrained = self._model_factory().bind(
+                        response_format=constrained_output()
+                    )
+                model = self._constrained
             content += f"\n\n{CONSTRAINED_NOTE}"
         else:
             if self._model is None:
@@ -368,9 +377,12 @@ class MemoryAgent:
     ) -> list[Any] | None:
         """Ask the memory model (its message made by `content` from the last rejection)
         and apply its batches: their reports, or None when the run failed (recorded)."""
+        must_store = False
         for attempt in range(1 + RETRIES):
             try:
-                reply = await self._ask(content(rejection), constrained=attempt > 0)
+                reply = await self._ask(
+                    content(rejection), constrained=attempt > 0, must_store=must_store
+                )
                 operations = parse_proposal(reply, text_tool_calls=self.text_tool_calls)
             except (ProposalError, ModelOutputError) as exc:  # malformed structured arguments
                 self.failures += 1
@@ -384,7 +396,10 @@ class MemoryAgent:
             if rejection is None:
                 dropped = all_dropped(reports)
                 if dropped is None and explicit and stored_nothing(reports):
-                    dropped = NOTHING_STORED
+                    # Asked again under a schema with no noop: told so in words, the
+                    # 1.5B model answered noop again (bench runs 27-28). What it then
+                    # proposes is governed like any other proposal.
+                    dropped, must_store = NOTHING_STORED, True
                 if dropped is None or attempt >= RETRIES:
                     return reports
                 # Nothing of it was stored: asked again with why (Qwen2.5-Coder-1.5B left
