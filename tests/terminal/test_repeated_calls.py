@@ -178,3 +178,25 @@ def test_copies_of_the_plan_in_one_planner_answer_propose_it_once(
     [end] = result.of_type("turn_end")
     assert end["status"] == "completed"
     assert not any("Stopped the turn" in e["message"] for e in result.of_type("error"))
+
+
+def test_a_repeated_edit_that_failed_each_time_is_told_to_change_it_not_that_it_is_made(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Bench run 28: an edit of the wrong file, refused twice, was then answered "The file
+    already has that change", and the model told the user it was done."""
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (workspace / "test_calc.py").write_text("from calc import add\n")
+    edit = {"path": "test_calc.py", "old_string": "return a - b", "new_string": "return a + b"}
+    fake_openai.add_steps(
+        [
+            {"content": hermes("edit_file", **edit), "times": 3},
+            {"content": "Not fixed.", "match": {"has_tool_result": True}},
+        ]
+    )
+    result = run_invincat(["chat", "fix it", "--json", "--cwd", str(workspace)], invincat_env)
+    assert result.code == 0, result.stderr
+    *refused, guarded = result.of_type("tool_result")
+    assert all("occurs once in calc.py" in r["content"] for r in refused) and len(refused) == 2
+    assert "It failed each time with the error above" in guarded["content"]
+    assert "already has that change" not in guarded["content"]

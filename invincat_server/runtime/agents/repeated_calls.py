@@ -77,6 +77,9 @@ class Repeat:
     last_result: str | None
     copy_of: str | None = None
     """The id of the same call earlier in the same answer: this one is a copy of it."""
+    last_failed: bool = False
+    """It never succeeded this turn, only errors (what to do next is then not what follows
+    a success: the file does not have that change)."""
 
 
 def repeats(turn: Sequence[BaseMessage], last: AIMessage) -> list[Repeat]:
@@ -86,6 +89,7 @@ def repeats(turn: Sequence[BaseMessage], last: AIMessage) -> list[Repeat]:
     seen: set[str] = set()
     counts: dict[str, int] = {}
     last_result: dict[str, str] = {}
+    succeeded: set[str] = set()
 
     def count(calls: Iterable[Any]) -> list[Repeat]:
         found = []
@@ -102,6 +106,7 @@ def repeats(turn: Sequence[BaseMessage], last: AIMessage) -> list[Repeat]:
                         first.count,
                         first.last_result,
                         copy_of=first.call_id,
+                        last_failed=first.last_failed,
                     )
                 )
                 continue
@@ -110,13 +115,20 @@ def repeats(turn: Sequence[BaseMessage], last: AIMessage) -> list[Repeat]:
                 counts.clear()  # something new: what came before is not a loop
             counts[key] = counts.get(key, 0) + 1
             repeat = Repeat(
-                str(call["id"]), call["name"], call["args"], counts[key], last_result.get(key)
+                str(call["id"]),
+                call["name"],
+                call["args"],
+                counts[key],
+                last_result.get(key),
+                last_failed=key in last_result and key not in succeeded,
             )
             in_answer[key] = repeat
             found.append(repeat)
             result = results.get(call["id"])
             if result is not None and not _from_guard(result):
                 last_result[key] = result.text
+                if result.status != "error":
+                    succeeded.add(key)
         return found
 
     for message in turn:
@@ -154,9 +166,15 @@ def describe_call(name: str, args: Any) -> str:
     return f"`{name}` {redact_and_cut(canonical_args(args), 200)}"
 
 
-def advice(name: str) -> str:
-    """What to do instead, fitting the call repeated: a small model told to "read the file"
-    after reading it five times reads it a sixth."""
+def advice(name: str, failed: bool = False) -> str:
+    """What to do instead, fitting the call repeated and how it last ended: a small model
+    told to "read the file" after reading it five times reads it a sixth, and one told its
+    failed edit was already made answered that it was done (bench run 28)."""
+    if failed and name in READS_FILES | WRITES_FILES:
+        return (
+            "It failed each time with the error above: change what that error names (the "
+            "path, or the exact text to replace) before sending it again, or answer the user."
+        )
     if name in READS_FILES:
         return (
             "You already have its result above: use it. Answer the user now, or change a "
@@ -190,7 +208,7 @@ def refusal(repeat: Repeat) -> ToolMessage:
         content=(
             f"Not run: you already made this exact call {plural(before, 'time')} this turn "
             f"and making it again gives the same result. {said}\n"
-            f"{advice(repeat.name)}"
+            f"{advice(repeat.name, repeat.last_failed)}"
         ),
         tool_call_id=repeat.call_id,
         name=repeat.name,
