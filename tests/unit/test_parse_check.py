@@ -46,3 +46,14 @@ def test_bad_input_costs_nothing() -> None:
     assert parse_error(PurePath("d.json"), "[" * 100_000 + "]" * 100_000) is None
     assert parse_error(CLI, "x = 1\n" + "#" * MAX_CHECKED_CHARS) is None
     assert parse_error(CLI, 's = "\\d"\n') is None
+
+
+def test_a_whole_file_write_is_refused_only_when_it_breaks_a_file_that_parses() -> None:
+    from invincat_server.runtime.tools.parse_check import broken_whole_file
+
+    said = broken_whole_file(CLI, "import argparse\n", "    parser.add_argument('-v')")
+    assert said is not None and said.startswith("parses as Python now and this content would")
+    assert broken_whole_file(CLI, "def f(:\n", "def g(:\n") is None  # broken before
+    assert broken_whole_file(CLI, "x = 1\n", "x = 2\n") is None
+    assert broken_whole_file(PurePath("notes.txt"), "a\n", "    (") is None  # not checked
+    assert "as JSON" in (broken_whole_file(PurePath("c.json"), "{}", "{,}") or "")

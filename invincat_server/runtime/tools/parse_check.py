@@ -59,3 +59,23 @@ def broken_by_write(path: PurePath, display: str, old_text: str | None, new_text
         f" Warning: {display} no longer parses as {kind}: {error}. Read it and fix it "
         "before going on."
     )
+
+
+def broken_whole_file(path: PurePath, old_text: str, new_text: str) -> str | None:
+    """Why a write_file of `new_text` is refused, when `path` parses now and `new_text`
+    would not (the rest of the sentence after the file's name); None otherwise.
+
+    write_file sends the whole file, so unlike an edit (one of several that may each leave
+    it half done) content that does not parse is a mistake: Qwen2.5-Coder-1.5B, having
+    fixed calc.py, replaced test_calc.py with one indented line of it, and the test it was
+    told not to touch was gone (bench run 28). A file that was already broken, or is new,
+    is written as ever (the note above then tells of it)."""
+    error = parse_error(path, new_text)
+    if error is None or parse_error(path, old_text) is not None:
+        return None
+    kind = "JSON" if path.suffix.lower() == ".json" else "Python"
+    return (
+        f"parses as {kind} now and this content would not: {error}. Nothing was written. "
+        "write_file replaces the whole file: send every line of it as it should be, or "
+        "change only part of it with edit_file."
+    )

@@ -24,6 +24,7 @@ from invincat_server.runtime.tools.edits import (
     apply_edit,
     unified_diff,
 )
+from invincat_server.runtime.tools.parse_check import broken_whole_file
 
 __all__ = ["ProposedChange", "plan_edit", "plan_write", "preview_change"]
 
@@ -69,6 +70,9 @@ def plan_write(
             + ": nothing to change, nothing was written. If the change belongs in another "
             "file, write or edit that file."
         )
+    broken = None if old_text is None else broken_whole_file(abs_path, old_text, content)
+    if broken is not None:
+        raise EditError(f"{display} {broken}")
     return ProposedChange(
         path=display,
         abs_path=abs_path,
