@@ -338,3 +338,27 @@ def test_a_step_marked_completed_before_anything_changed_is_told_it_is_not_done(
     assert "No file has been changed and no command run in this turn yet" in said[0]
     assert "Every item is completed" not in said[0]
     assert said[1].endswith("Every item is completed: answer the user.")
+
+
+def test_the_executor_is_handed_the_planners_last_answer_in_words(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """Bench runs 27-28: Qwen2.5-Coder-1.5B wrote the right code while planning, planned one
+    vague step, and the executor, handed only that step, wrote code that does not run."""
+    worked_out = "Add `parser.add_argument('--verbose', action='store_true')` after line 3."
+    fake_openai.add_steps(
+        [
+            {"content": worked_out},  # drifts: its answer in words, no plan
+            _call("approve_plan", todos=[{"content": "Add the --verbose flag"}]),
+            {"content": "Done."},
+        ]
+    )
+    result = run_invincat(
+        ["chat", "--plan", "add --verbose", "--yes", "--json", "--cwd", str(workspace)],
+        invincat_env,
+    )
+    assert result.code == 0, result.stderr
+    handoff = fake_openai.chat_requests()[-1]["messages"][-1]["content"]
+    assert "1. Add the --verbose flag" in handoff
+    assert "The planner's notes, its own words while planning" in handoff
+    assert worked_out in handoff
