@@ -4,9 +4,18 @@ test_text_submit.py); a one-shot `invincat chat` has no next run to correct it i
 
 from __future__ import annotations
 
+import pytest
+
 from invincat_server.runtime.events import MemoryChanged
 from invincat_server.testing.fake_openai import FakeOpenAIServer
-from tests.memory_agent.test_extraction import ON, create, main, memory, memory_requests
+from tests.memory_agent.test_extraction import (
+    MEMORY_MODEL,
+    ON,
+    create,
+    main,
+    memory,
+    memory_requests,
+)
 from tests.sessions import SessionFactory, run_turn
 
 
@@ -114,3 +123,24 @@ async def test_a_noop_without_an_explicit_request_is_not_asked_again(
     await run_turn(session, "what does add do?", follow=True)
     assert session.memory.list() == []
     assert len(memory_requests(fake_openai)) <= 1
+
+
+@pytest.mark.parametrize(("prompt", "noop_offered"), [("remember: tabs", False), ("hi", True)])
+async def test_after_an_unusable_answer_the_retry_offers_noop_unless_asked_to_remember(
+    fake_openai: FakeOpenAIServer, make_session: SessionFactory, prompt: str, noop_offered: bool
+) -> None:
+    """Bench run 29: the memory model's first answer was broken JSON and its constrained
+    retry answered noop to "Remember this convention …"."""
+    fake_openai.add_steps(
+        [
+            main("Noted."),
+            {"match": {"model": MEMORY_MODEL}, "content": "Not JSON at all"},
+            memory(create("Makefiles are indented with tabs", "Formatting")),
+        ]
+    )
+    session = await make_session(**ON)
+    await run_turn(session, prompt, follow=True)
+    _first, second = memory_requests(fake_openai)
+    listed = second["response_format"]["json_schema"]["schema"]["properties"]["operations"]
+    ops = {choice["properties"]["op"]["const"] for choice in listed["items"]["anyOf"]}
+    assert ("noop" in ops) is noop_offered

@@ -380,8 +380,11 @@ class MemoryAgent:
         must_store = False
         for attempt in range(1 + RETRIES):
             try:
+                # After an explicit request, a constrained answer may not be a noop either
+                # when the first answer could not be used at all: the 1.5B model's retry
+                # then answered noop (bench run 29).
                 reply = await self._ask(
-                    content(rejection), constrained=attempt > 0, must_store=must_store
+                    content(rejection), constrained=attempt > 0, must_store=must_store or explicit
                 )
                 operations = parse_proposal(reply, text_tool_calls=self.text_tool_calls)
             except (ProposalError, ModelOutputError) as exc:  # malformed structured arguments
