@@ -19,7 +19,9 @@ What counts, per candidate (one bad candidate costs that candidate only):
   offered tool's JSON schema: reported with an error to feed back, never run;
 - a string written as Python's triple-quoted string (three double quotes each side) is
   read as the string Python would make of it, one newline just after the opening quotes
-  left out: no valid JSON holds three double quotes in a row, so nothing valid changes;
+  left out, dedented as a docstring is, and a last line of blanks before the closing
+  quotes left out: no valid JSON holds three double quotes in a row, so nothing valid
+  changes;
 - a call in a JSON fence or tool-call markup that names an offered tool but is not valid
   JSON (a trailing comma): reported with the decoder's error to feed back, never run —
   left as text, it would end the turn as the answer;
@@ -33,6 +35,7 @@ import ast
 import html
 import json
 import re
+import textwrap
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,7 +178,13 @@ def _as_json_string(match: re.Match[str]) -> str:
         return match.group(0)
     if not isinstance(value, str):
         return match.group(0)
-    return json.dumps(value[1:] if value.startswith("\n") else value)
+    value = value[1:] if value.startswith("\n") else value
+    # Indented to line up with the JSON around it, as a docstring is with its code: the
+    # file's own lines start where the least indented one does (bench run 30 wrote a whole
+    # calc.py eight spaces in), and a last line of blanks only closes the quotes.
+    value = textwrap.dedent(value)
+    head, newline, last = value.rpartition("\n")
+    return json.dumps(head + newline if newline and not last.strip() else value)
 
 
 def _markup_candidates(text: str) -> list[_Candidate]:

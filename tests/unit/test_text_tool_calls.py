@@ -486,3 +486,13 @@ def test_arguments_as_attributes_are_typed_by_the_schema() -> None:
         ("read_file", {"path": "a.py", "limit": 20}, None),
         ("write_file", {"path": "b.py", "content": 'x = "1"'}, None),
     ]
+
+
+def test_a_triple_quoted_string_indented_with_its_json_is_dedented() -> None:
+    """Bench run 30: the whole fixed calc.py written eight spaces in, to line up."""
+    text = (
+        '{\n  "name": "write_file",\n  "arguments": {\n    "path": "calc.py",\n'
+        '    "content": """\n        def add(a, b):\n            return a + b\n        """\n  }\n}'
+    )
+    [(_name, args, error)] = found(text)
+    assert error is None and args["content"] == "def add(a, b):\n    return a + b\n"
