@@ -72,9 +72,10 @@ _FUNCTION_ATTRS = re.compile(
 )
 """`<function name="write_todos" arguments='{"todos": [...]}'/>`: the arguments' JSON as an
 attribute (Qwen2.5-Coder-1.5B, bench run 21), in either quotes or with `&quot;`."""
+_ATTRIBUTE_LIST = r"((?:\s+[A-Za-z_][A-Za-z0-9_-]{0,63}\s*=\s*(?:\"[^\"]*\"|'[^']*'))+)\s*/?>"
+"""One or more `key="value"` attributes to the end of a tag (the list is `_attributes`')."""
 _FUNCTION_ATTR_LIST = re.compile(
-    r"<function\s+name\s*=\s*[\"']([A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']"
-    r"((?:\s+[A-Za-z_][A-Za-z0-9_-]{0,63}\s*=\s*(?:\"[^\"]*\"|'[^']*'))+)\s*/?>"
+    r"<function\s+name\s*=\s*[\"']([A-Za-z_][A-Za-z0-9_.-]{0,63})[\"']" + _ATTRIBUTE_LIST
 )
 """`<function name="edit_file" path="calc.py" old_string="…" new_string="…"/>`: each
 argument an attribute (Qwen2.5-Coder-1.5B, bench run 23), its value text typed by the
@@ -242,10 +243,7 @@ def _call_shaped(value: Any) -> bool:
 
 
 _TOOL_TAG = re.compile(r"<([A-Za-z_][A-Za-z0-9_.-]{0,63})>")
-_TOOL_ATTR_TAG = re.compile(
-    r"<([A-Za-z_][A-Za-z0-9_.-]{0,63})"
-    r"((?:\s+[A-Za-z_][A-Za-z0-9_-]{0,63}\s*=\s*(?:\"[^\"]*\"|'[^']*'))+)\s*/?>"
-)
+_TOOL_ATTR_TAG = re.compile(r"<([A-Za-z_][A-Za-z0-9_.-]{0,63})" + _ATTRIBUTE_LIST)
 """`<task description="…" subagent_type="worker"/>`: a tag named after an offered tool,
 each argument an attribute (Qwen2.5-Coder-1.5B handing its fix to a subagent, bench run
 27)."""

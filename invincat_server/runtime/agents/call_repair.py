@@ -27,6 +27,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from invincat_server.runtime.tool_traits import WRITES_FILES
+
 CONSTRAINED_KEY = "constrained"
 """In a text-call audit (text_tool_call_middleware.AUDIT_KEY): the answer was decoded
 under `call_output`."""
@@ -45,7 +47,7 @@ REPAIR_NOTE = (
 )
 
 
-WRITE_TOOLS = ("edit_file", "write_file")
+WRITE_TOOLS = WRITES_FILES
 """What an answer that shows a changed file is offered (`unwritten_note`)."""
 
 

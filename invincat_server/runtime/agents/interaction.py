@@ -20,6 +20,7 @@ from langgraph.types import Command, interrupt
 from pydantic import BaseModel, Field
 
 from invincat_server.runtime.events import ApprovalRequested
+from invincat_server.runtime.tool_traits import RUNS_COMMANDS, WRITES_FILES
 
 _NS = uuid.UUID("0c5e7f55-6f6e-4b44-9e0b-6a3c1d2f9a10")
 HEADLESS_ANSWER = "(no answer: headless)"
@@ -128,7 +129,7 @@ NOTHING_CHANGED_YET = (
 nothing changed anything this turn: Qwen2.5-Coder-1.5B, executing an approved plan, marked
 its one step completed beside a refused write, or with nothing but prose, and the turn
 ended with no change (bench runs 26-27)."""
-CHANGING_TOOLS = ("edit_file", "write_file", "execute")
+CHANGING_TOOLS = WRITES_FILES | RUNS_COMMANDS
 
 
 def _newly_completed(items: Sequence[Mapping[str, Any]], before: Sequence[Any]) -> bool:

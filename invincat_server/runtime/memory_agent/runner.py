@@ -260,7 +260,7 @@ class MemoryAgent:
         self.cursors = cursors
         self._model_factory = model_factory
         self._model: Any = None
-        self._constrained: Any = None
+        self._constrained: dict[bool, Any] = {}  # by whether noop is allowed
         self.redact = redact
         self.config = config
         self.text_tool_calls = text_tool_calls
@@ -320,16 +320,12 @@ class MemoryAgent:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         if constrained:
-            if must_store:
-                model = self._model_factory().bind(
-                    response_format=constrained_output(allow_noop=False)
+            allow_noop = not must_store
+            if allow_noop not in self._constrained:
+                self._constrained[allow_noop] = self._model_factory().bind(
+                    response_format=constrained_output(allow_noop=allow_noop)
                 )
-            else:
-                if self._constrained is None:
-                    self._constrained = self._model_factory().bind(
-                        response_format=constrained_output()
-                    )
-                model = self._constrained
+            model = self._constrained[allow_noop]
             content += f"\n\n{CONSTRAINED_NOTE}"
         else:
             if self._model is None:
