@@ -29,17 +29,20 @@ MAX_NOTES_CHARS = 4_000
 
 
 def planner_notes(messages: Sequence[Any]) -> str | None:
-    """The planner's last answer in words (not one that is a tool call, written as text or
-    not), cut to MAX_NOTES_CHARS: what it worked out while planning. Cline's Act mode and
+    """The planner's last answer in words since this plan's request (not one that is a tool
+    call, written as text or not), cut to MAX_NOTES_CHARS: what it worked out while
+    planning. Cline's Act mode and
     Claude Code's execution continue the planning conversation; our executor runs on the
     user's thread and saw none of it: Qwen2.5-Coder-1.5B wrote the right cli.py while
     planning, planned one vague step, and its executor wrote code that does not run (bench
     runs 27-28)."""
-    from langchain_core.messages import AIMessage
+    from langchain_core.messages import AIMessage, HumanMessage
 
     from invincat_server.runtime.agents.text_tool_call_middleware import AUDIT_KEY
 
     for message in reversed(messages):
+        if isinstance(message, HumanMessage) and message.content != DRIFT_NUDGE:
+            return None  # the request of this planning: an earlier plan's words are stale
         if not isinstance(message, AIMessage) or message.tool_calls:
             continue
         if AUDIT_KEY in message.additional_kwargs:

@@ -362,3 +362,44 @@ def test_the_executor_is_handed_the_planners_last_answer_in_words(
     assert "1. Add the --verbose flag" in handoff
     assert "The planner's notes, its own words while planning" in handoff
     assert worked_out in handoff
+
+
+def test_a_later_plan_in_the_thread_is_not_handed_an_earlier_plans_notes(
+    fake_openai: FakeOpenAIServer, invincat_env: dict[str, str], workspace: Path
+) -> None:
+    """The planner's checkpoint keeps every planning of the thread: the notes handed over
+    are this plan's words only, never a conclusion reached for another request."""
+    fake_openai.add_steps(
+        [
+            {"content": "Old finding: use tabs in cli.py."},
+            _call("approve_plan", todos=[{"content": "First change"}]),
+            {"content": "Done."},
+        ]
+    )
+    first = run_invincat(
+        ["chat", "--plan", "first", "--yes", "--json", "--cwd", str(workspace)], invincat_env
+    )
+    assert first.code == 0, first.stderr
+    assert "Old finding" in fake_openai.chat_requests()[-1]["messages"][-1]["content"]
+    thread = first.of_type("turn_start")[0]["thread_id"]
+    fake_openai.add_steps(
+        [_call("approve_plan", todos=[{"content": "Second change"}]), {"content": "Done."}]
+    )
+    second = run_invincat(
+        [
+            "chat",
+            "--plan",
+            "second",
+            "--thread",
+            thread,
+            "--yes",
+            "--json",
+            "--cwd",
+            str(workspace),
+        ],
+        invincat_env,
+    )
+    assert second.code == 0, second.stderr
+    handoff = fake_openai.chat_requests()[-1]["messages"][-1]["content"]
+    assert "1. Second change" in handoff
+    assert "Old finding" not in handoff and "planner's notes" not in handoff
